@@ -1,0 +1,3 @@
+from s_code.cli import main
+
+raise SystemExit(main())

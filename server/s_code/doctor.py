@@ -1,0 +1,120 @@
+"""``s-code doctor``: versions, and what this machine supports for the sidecar's defences."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from typing import Any
+
+from s_code import __version__
+
+SYS_LANDLOCK_CREATE_RULESET = 444
+LANDLOCK_CREATE_RULESET_VERSION = 1
+
+
+def landlock_abi() -> int | None:
+    """The kernel's Landlock ABI version, or None when Landlock is absent or disabled."""
+    if sys.platform != "linux":
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(
+        ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET),
+        None,
+        ctypes.c_size_t(0),
+        ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION),
+    )
+    return int(abi) if abi > 0 else None
+
+
+def user_namespaces() -> bool:
+    """Whether an unprivileged process may create a user namespace (observed, not inferred)."""
+    probe = (
+        "import ctypes,os,sys\n"
+        "libc=ctypes.CDLL(None,use_errno=True)\n"
+        "sys.exit(0 if libc.unshare(0x10000000)==0 else 1)\n"  # CLONE_NEWUSER
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", probe], timeout=10, capture_output=True)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def openat2_supported() -> bool:
+    from s_code.workspace.openat2 import _openat2
+
+    root = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.close(_openat2(root, ".", os.O_RDONLY, 0))
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(root)
+
+
+def _version_of(argv: list[str]) -> str | None:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.splitlines()[0].strip() if out.returncode == 0 and out.stdout else None
+
+
+def collect() -> dict[str, Any]:
+    from s_code.state.store import DB_NAME, state_dir
+    from s_code.workspace.search import ripgrep_path
+
+    packages: dict[str, str | None] = {}
+    for name in ("pygls", "lsprotocol", "cattrs", "pydantic", "pathspec", "platformdirs"):
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            packages[name] = None
+    rg: str | None
+    try:
+        rg = ripgrep_path()
+    except Exception:
+        rg = None
+    git = shutil.which("git")
+    return {
+        "s-code": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": packages,
+        "ripgrep": {"path": rg, "version": _version_of([rg, "--version"]) if rg else None},
+        "git": {"path": git, "version": _version_of([git, "--version"]) if git else None},
+        "openat2": openat2_supported(),
+        "landlock_abi": landlock_abi(),
+        "user_namespaces": user_namespaces(),
+        "bubblewrap": shutil.which("bwrap"),
+        "state_db": os.path.join(state_dir(), DB_NAME),
+    }
+
+
+def run_doctor(as_json: bool = False) -> int:
+    report = collect()
+    if as_json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"s-code {report['s-code']} on Python {report['python']} ({report['platform']})")
+    print("packages: " + ", ".join(f"{k} {v}" for k, v in report["packages"].items()))
+    for tool in ("ripgrep", "git"):
+        info = report[tool]
+        print(
+            f"{tool}: {info['version'] or 'NOT FOUND'}"
+            + (f" ({info['path']})" if info["path"] else "")
+        )
+    print(f"openat2 (RESOLVE_BENEATH): {'yes' if report['openat2'] else 'no (component walk)'}")
+    abi = report["landlock_abi"]
+    print(f"Landlock: {'ABI ' + str(abi) if abi else 'not available'}")
+    print(f"user namespaces: {'yes' if report['user_namespaces'] else 'no'}")
+    print(f"bubblewrap: {report['bubblewrap'] or 'not installed'}")
+    print(f"state database: {report['state_db']}")
+    return 0

@@ -1,0 +1,1 @@
+"""The LSP adapter (pygls): decode, validate, route, reply. The core never imports this package."""

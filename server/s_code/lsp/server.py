@@ -1,0 +1,154 @@
+"""The pygls server: lifecycle, capabilities, the session of the connected editor.
+
+Implements ``initialize`` (with ``capabilities.experimental.sCode``), text document sync (pygls'
+built-in workspace keeps every open buffer's text), workspace folders, and clean shutdown. The
+``s-code/*`` methods are bound in :mod:`s_code.lsp.handlers`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Generator
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import FeatureRequestError
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path
+
+from s_code import __version__
+from s_code.lsp.converter import raw_converter
+from s_code.lsp.overlay import BufferOverlay
+from s_code.protocol import methods
+from s_code.tools.registry import Registry
+from s_code.tools.session import Session
+from s_code.workspace.folders import Folders
+
+log = logging.getLogger(__name__)
+
+PERMISSION_MODES = ("manual", "accept-edits", "workspace")
+EDIT_APPLICATIONS = ("auto", "disk", "editor")
+
+
+class SCodeProtocol(LanguageServerProtocol):
+    _server: SCodeServer
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"sCode": self._server.experimental_capability()}
+        return result
+
+
+class SCodeServer(LanguageServer):
+    def __init__(self, registry: Registry) -> None:
+        super().__init__(
+            "s-code",
+            __version__,
+            protocol_cls=SCodeProtocol,
+            converter_factory=raw_converter,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.registry = registry
+        self.session: Session | None = None
+        self.overlay = BufferOverlay()
+        self.init_warnings: list[str] = []
+
+    # -- capabilities -------------------------------------------------------------------------
+
+    def method_names(self) -> list[str]:
+        names = {*methods.CONTROL_METHODS, *(t.method for t in self.registry)}
+        return sorted(names)
+
+    def experimental_capability(self) -> dict[str, Any]:
+        return {
+            "protocolVersion": methods.PROTOCOL_VERSION,
+            "methods": self.method_names(),
+            "notifications": list(methods.NOTIFICATIONS),
+            "sandboxTier": None,
+        }
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log background failures; never pop them up in the editor, never send a traceback.
+
+        A failed request was already answered with its error, so it is only logged at DEBUG.
+        """
+        level = logging.DEBUG if source is FeatureRequestError else logging.ERROR
+        log.log(level, "server error (%s): %s", getattr(source, "__name__", source), error)
+
+    # -- the session --------------------------------------------------------------------------
+
+    def open_session(self, params: types.InitializeParams) -> None:
+        folders = _folders_of(params)
+        if not folders:
+            log.warning("the client named no file:// workspace folder; tools will refuse")
+            return
+        opts = (
+            params.initialization_options if isinstance(params.initialization_options, dict) else {}
+        )
+        mode = opts.get("permissionMode", "manual")
+        if mode not in PERMISSION_MODES:
+            self.init_warnings.append(
+                f"s-code: unknown permissionMode {mode!r}; using 'manual' "
+                f"(one of {', '.join(PERMISSION_MODES)})"
+            )
+            mode = "manual"
+        edit_application = opts.get("editApplication", "auto")
+        if edit_application not in EDIT_APPLICATIONS:
+            self.init_warnings.append(
+                f"s-code: unknown editApplication {edit_application!r}; using 'auto'"
+            )
+            edit_application = "auto"
+        opened = Folders.open(folders)
+        self.overlay.workspace = self.workspace
+        self.session = Session(
+            folders=opened,
+            registry=self.registry,
+            store=_open_store(opened),
+            overlay=self.overlay,
+            notify=self._notify,
+            permission_mode=mode,
+        )
+        self.session.state["editApplication"] = edit_application
+
+    def _notify(self, method: str, params: dict[str, Any]) -> None:
+        self.protocol.notify(method, params)
+
+    def close_session(self) -> None:
+        if self.session is not None:
+            self.session.folders.close()
+            if self.session.store is not None:
+                self.session.store.store.close()
+            self.session = None
+
+
+def _folders_of(params: types.InitializeParams) -> list[tuple[str, str | None]]:
+    found: list[tuple[str, str | None]] = []
+    for folder in params.workspace_folders or []:
+        path = to_fs_path(folder.uri) if folder.uri.startswith("file:") else None
+        if path:
+            found.append((path, folder.name or None))
+        else:
+            log.warning("skipping workspace folder %s: not a file:// URI", folder.uri)
+    if not found:
+        if params.root_uri and params.root_uri.startswith("file:"):
+            path = to_fs_path(params.root_uri)
+            if path:
+                found.append((path, None))
+        elif params.root_path:
+            found.append((params.root_path, None))
+    return found
+
+
+def _open_store(folders: Folders) -> Any:
+    from s_code.state.store import Store
+
+    try:
+        return Store.open_default().workspace(folders.primary.real_path)
+    except Exception as exc:  # the session still serves reads without persistence
+        log.error("could not open the state store: %s", exc)
+        return None

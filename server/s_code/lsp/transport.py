@@ -1,0 +1,224 @@
+"""The message loop: Content-Length framing over stdio or one TCP connection.
+
+pygls' own loop decodes with ``json.loads(object_hook=...)``, which structures *nested* dicts
+that carry a ``jsonrpc`` key, and drops without a reply any message it cannot structure or that
+arrives after ``shutdown``: the client then waits forever. This loop decodes plain JSON, checks
+the envelope, structures only the top-level message, and answers every request it cannot handle
+with an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import re
+import sys
+import threading
+from typing import Any, BinaryIO
+
+from lsprotocol.types import EXIT
+from pygls.io_ import StdoutWriter
+from pygls.lsp.server import LanguageServer
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 64 * 1024 * 1024
+MAX_HEADER_BYTES = 8192
+_CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE)
+
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+
+
+def _error(msg_id: Any, code: int, message: str, kind: str = "invalid_params") -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": msg_id,
+        "error": {"code": code, "message": message, "data": {"kind": kind}},
+    }
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+class MessageLoop:
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server
+        self.protocol = server.protocol
+
+    def _reply(self, payload: dict[str, Any]) -> None:
+        self.protocol._send_data(payload)
+
+    def dispatch(self, body: bytes) -> None:
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            self._reply(_error(None, PARSE_ERROR, "the message is not valid JSON"))
+            return
+        if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
+            msg_id = data.get("id") if isinstance(data, dict) else None
+            self._reply(
+                _error(
+                    msg_id if _valid_id(msg_id) else None,
+                    INVALID_REQUEST,
+                    "not a JSON-RPC 2.0 message object",
+                )
+            )
+            return
+        is_request = "method" in data and "id" in data
+        if "id" in data and not _valid_id(data["id"]) and data["id"] is not None:
+            self._reply(_error(None, INVALID_REQUEST, "id must be a string or an integer"))
+            return
+        if "method" in data and not isinstance(data["method"], str):
+            if is_request:
+                self._reply(_error(data["id"], INVALID_REQUEST, "method must be a string"))
+            return
+        if self.protocol._shutdown and data.get("method") != EXIT:
+            if is_request:
+                self._reply(_error(data["id"], INVALID_REQUEST, "the server is shutting down"))
+            return
+        try:
+            message = self.protocol.structure_message(data)
+        except Exception:
+            log.warning("could not decode %s", str(data.get("method", "a response"))[:100])
+            if is_request:
+                self._reply(
+                    _error(data["id"], INVALID_PARAMS, f"params do not fit {data['method']!r}")
+                )
+            return
+        try:
+            self.protocol.handle_message(message)
+        except Exception:
+            log.exception("failed to handle a message")
+            if is_request:
+                self._reply(_error(data["id"], -32603, "internal error", "internal"))
+
+    async def run(self, reader: Any) -> None:
+        """Read framed messages until EOF; ``reader`` has async ``readline`` and ``readexactly``."""
+        while True:
+            length: int | None = None
+            header_bytes = 0
+            while True:
+                try:
+                    line = await reader.readline()
+                except (ValueError, asyncio.LimitOverrunError):
+                    log.error("header line too long; closing the connection")
+                    return
+                if not line:
+                    return
+                header_bytes += len(line)
+                if header_bytes > MAX_HEADER_BYTES:
+                    log.error("header block too large; closing the connection")
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                match = _CONTENT_LENGTH.match(line.strip())
+                if match:
+                    length = int(match.group(1))
+            if length is None:
+                log.warning("message without Content-Length; skipped")
+                continue
+            if length > MAX_BODY_BYTES:
+                log.error(
+                    "message of %d bytes is over the %d limit; closing", length, MAX_BODY_BYTES
+                )
+                return
+            try:
+                body = await reader.readexactly(length) if length else b""
+            except asyncio.IncompleteReadError:
+                return
+            self.dispatch(body)
+
+
+def take_stdio() -> tuple[int, BinaryIO]:
+    """Keep the protocol streams for ourselves and point fds 0 and 1 elsewhere.
+
+    Anything that later writes to fd 1 (a stray print, a C library, a child process that inherits
+    stdout) lands on stderr instead of corrupting the protocol; nothing else reads our stdin.
+    """
+    proto_in = os.dup(0)
+    os.set_inheritable(proto_in, False)
+    proto_out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return proto_in, proto_out
+
+
+def _pump(fd: int, loop: asyncio.AbstractEventLoop, stream: asyncio.StreamReader) -> None:
+    """Read ``fd`` in a daemon thread (which never holds up exit) and feed the event loop."""
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            loop.call_soon_threadsafe(stream.feed_data, chunk)
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            loop.call_soon_threadsafe(stream.feed_eof)
+
+
+def _run(main: Any, server: LanguageServer) -> int:
+    """Run the loop; the exit code is the one ``exit`` chose (0 after ``shutdown``, else 1)."""
+    code = 0
+    try:
+        asyncio.run(main())
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except (KeyboardInterrupt, BrokenPipeError):
+        code = 1
+    finally:
+        server.shutdown()  # type: ignore[no-untyped-call]
+    return code
+
+
+def serve_stdio(server: LanguageServer) -> int:
+    proto_in, proto_out = take_stdio()
+    server.protocol.set_writer(StdoutWriter(proto_out))
+    loop = MessageLoop(server)
+
+    async def main() -> None:
+        stream = asyncio.StreamReader(limit=MAX_HEADER_BYTES)
+        threading.Thread(
+            target=_pump,
+            args=(proto_in, asyncio.get_running_loop(), stream),
+            name="s-code-stdin",
+            daemon=True,
+        ).start()
+        await loop.run(stream)
+
+    return _run(main, server)
+
+
+def serve_tcp(server: LanguageServer, host: str, port: int) -> int:
+    """Serve one client connection on ``host:port`` (the CLI keeps it on loopback by default)."""
+    loop = MessageLoop(server)
+
+    async def main() -> None:
+        done = asyncio.Event()
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            if done.is_set():
+                writer.close()
+                return
+            done.set()
+            server.protocol.set_writer(writer)
+            try:
+                await loop.run(reader)
+            finally:
+                tcp.close()
+
+        tcp = await asyncio.start_server(on_connect, host, port)
+        addrs = ", ".join(str(s.getsockname()) for s in tcp.sockets)
+        log.info("s-code listening on %s", addrs)
+        sys.stderr.write(f"s-code: listening on {addrs}\n")
+        sys.stderr.flush()
+        async with tcp:
+            with contextlib.suppress(asyncio.CancelledError):
+                await tcp.serve_forever()
+
+    return _run(main, server)

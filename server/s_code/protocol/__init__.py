@@ -1,0 +1,1 @@
+"""The wire contract: method names, error kinds and the base of every request model."""

@@ -1,0 +1,28 @@
+"""Every ``s-code/*`` method name, in one place.
+
+The editor integrations (``editors/neovim``, ``editors/vscode``) keep copies of these names; a test
+checks that the copies match.
+"""
+
+from __future__ import annotations
+
+PROTOCOL_VERSION = 1
+
+# Control methods (LSP camelCase params).
+TOOLS_LIST = "s-code/tools/list"
+TOOLS_CALL = "s-code/tools/call"
+PERMISSION_MODE_GET = "s-code/permissionMode/get"
+PERMISSION_MODE_SET = "s-code/permissionMode/set"
+
+# Typed tool methods (model-facing snake_case params).
+READ_FILE = "s-code/readFile"
+LIST_FILES = "s-code/listFiles"
+SEARCH_TEXT = "s-code/searchText"
+UPDATE_PLAN = "s-code/updatePlan"
+TOOLS_SEARCH = "s-code/tools/search"
+
+# Server -> client notifications.
+PLAN_UPDATED = "s-code/planUpdated"
+
+CONTROL_METHODS = (TOOLS_LIST, TOOLS_CALL, PERMISSION_MODE_GET, PERMISSION_MODE_SET)
+NOTIFICATIONS = (PLAN_UPDATED,)

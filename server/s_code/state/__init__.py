@@ -1,0 +1,1 @@
+"""The embedded SQLite store: one file in the platform state directory."""

@@ -1,0 +1,1 @@
+"""The tool registry: one definition per tool, and the tools themselves."""

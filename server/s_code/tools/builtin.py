@@ -1,0 +1,10 @@
+"""The registry of every tool this build of s-code serves."""
+
+from __future__ import annotations
+
+from s_code.tools import files, plan, search
+from s_code.tools.registry import Registry
+
+
+def default_registry() -> Registry:
+    return Registry().extend((*files.TOOLS, *plan.TOOLS, *search.TOOLS))

@@ -1,0 +1,75 @@
+"""update_plan: the agent's step list, kept per workspace and announced to the editor."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from s_code.protocol import methods
+from s_code.protocol.errors import invalid_params
+from s_code.protocol.models import Args, Result
+from s_code.tools.registry import ToolDef
+from s_code.tools.session import Session
+
+PLAN_KEY = "plan"
+
+
+class PlanStep(Args):
+    step: str = Field(min_length=1, max_length=500)
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class UpdatePlanArgs(Args):
+    plan: list[PlanStep] = Field(max_length=100, description="The whole plan, in order.")
+    explanation: str | None = Field(None, max_length=2000, description="Why the plan changed.")
+
+    @model_validator(mode="after")
+    def _one_in_progress(self) -> UpdatePlanArgs:
+        active = [i for i, s in enumerate(self.plan) if s.status == "in_progress"]
+        if len(active) > 1:
+            raise invalid_params("at most one step may be in_progress", f"plan.{active[1]}.status")
+        return self
+
+
+class PlanStepOut(Result):
+    step: str
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class UpdatePlanResult(Result):
+    plan: list[PlanStepOut]
+    explanation: str | None = None
+    completed: int
+    total: int
+
+
+async def _update_plan(session: Session, args: UpdatePlanArgs) -> UpdatePlanResult:
+    result = UpdatePlanResult(
+        plan=[PlanStepOut(step=s.step, status=s.status) for s in args.plan],
+        explanation=args.explanation,
+        completed=sum(s.status == "completed" for s in args.plan),
+        total=len(args.plan),
+    )
+    wire = result.to_wire()
+    session.state[PLAN_KEY] = wire
+    if session.store is not None:
+        session.store.put(PLAN_KEY, wire)
+    session.notify(methods.PLAN_UPDATED, wire)
+    return result
+
+
+TOOLS = (
+    ToolDef(
+        name="update_plan",
+        method=methods.UPDATE_PLAN,
+        args=UpdatePlanArgs,
+        result=UpdatePlanResult,
+        handler=_update_plan,
+        read_only=True,
+        description=(
+            "Replace the task plan: an ordered list of steps, each pending, in_progress (at most "
+            "one) or completed. The editor shows it to the user."
+        ),
+    ),
+)

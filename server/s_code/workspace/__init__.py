@@ -1,0 +1,1 @@
+"""The workspace: the only way the core touches files (WorkspaceRoot), discovery and search."""

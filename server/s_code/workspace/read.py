@@ -1,0 +1,119 @@
+"""read_file: numbered content, SHA-256 and revision of a workspace file or its open buffer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
+from s_code.workspace.documents import Overlay, revision_of, sha256_hex
+from s_code.workspace.folders import Folders
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+NUMBER_WIDTH = 6  # as ``cat -n``
+
+
+@dataclass(frozen=True)
+class FileText:
+    path: str
+    text: str
+    sha256: str
+    source: str  # "buffer" or "disk"
+
+    @property
+    def revision(self) -> str:
+        return revision_of(self.sha256)
+
+
+def decode_text(data: bytes, path: str) -> str:
+    if b"\x00" in data:
+        raise SCodeError(
+            ErrorKind.UNSUPPORTED_ENCODING, f"{path!r} contains NUL bytes (binary file?)", path=path
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SCodeError(
+            ErrorKind.UNSUPPORTED_ENCODING,
+            f"{path!r} is not valid UTF-8 (byte {exc.start})",
+            path=path,
+            offset=exc.start,
+        ) from None
+
+
+def load_text(folders: Folders, overlay: Overlay, path: str, field: str = "path") -> FileText:
+    """The current text of ``path``: the open editor buffer if there is one, else the disk bytes.
+
+    The path is always resolved through its WorkspaceRoot first, so a buffer open on a path that
+    goes through a symlink is refused like the disk file would be.
+    """
+    loc = folders.locate(path, field)
+    disk: bytes | None = None
+    try:
+        disk = loc.root.read_bytes(loc.rel, MAX_FILE_BYTES, field=field)
+    except SCodeError as exc:
+        if exc.kind is not ErrorKind.NOT_FOUND:
+            raise
+        missing = exc
+    buffer = overlay(loc.abs_paths())
+    if buffer is not None:
+        data = buffer.encode("utf-8", "surrogatepass")
+        if len(data) > MAX_FILE_BYTES:
+            raise SCodeError(
+                ErrorKind.LIMIT_EXCEEDED,
+                f"{loc.display!r} buffer is too large",
+                limit="file_size",
+                max=MAX_FILE_BYTES,
+                path=loc.display,
+            )
+        decode_text(data, loc.display)
+        return FileText(loc.display, buffer, sha256_hex(data), "buffer")
+    if disk is None:
+        raise missing
+    return FileText(loc.display, decode_text(disk, loc.display), sha256_hex(disk), "disk")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as editors count them: split on LF only; a final newline does not open a new line."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def number_lines(lines: list[str], first: int) -> str:
+    width = max(NUMBER_WIDTH, len(str(first + len(lines) - 1)))
+    out = []
+    for i, line in enumerate(lines, start=first):
+        out.append(f"{i:>{width}}\t{line.removesuffix(chr(13))}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    file: FileText
+    numbered_content: str
+    line_count: int
+    start_line: int
+    end_line: int
+
+
+def read_file(
+    folders: Folders, overlay: Overlay, path: str, start_line: int | None, end_line: int | None
+) -> ReadResult:
+    if start_line is not None and start_line < 1:
+        raise invalid_params("start_line must be 1 or more", "start_line")
+    if end_line is not None and end_line < 1:
+        raise invalid_params("end_line must be 1 or more", "end_line")
+    if start_line is not None and end_line is not None and end_line < start_line:
+        raise invalid_params("end_line is before start_line", "end_line")
+    ft = load_text(folders, overlay, path)
+    lines = split_lines(ft.text)
+    count = len(lines)
+    first = start_line or 1
+    if count and first > count:
+        raise invalid_params(f"start_line {first} is past the end ({count} lines)", "start_line")
+    last = min(end_line or count, count)
+    shown = lines[first - 1 : last] if count else []
+    return ReadResult(ft, number_lines(shown, first), count, first if count else 0, last)

@@ -1,0 +1,211 @@
+"""WorkspaceRoot: a capability for one workspace folder, in the manner of Go's ``os.Root``.
+
+It holds a directory fd opened once, remembers the directory's (st_dev, st_ino), and performs every
+operation relative to that fd with :func:`open_beneath`. Paths are validated before any system call
+with effects. An escape is an :class:`SCodeError` of kind ``path_escape``, never a boolean.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
+from s_code.workspace.openat2 import open_beneath
+from s_code.workspace.paths import join, split_relative
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One directory entry, never followed: ``kind`` is file, dir, symlink or other."""
+
+    name: str
+    kind: str
+    size: int
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "other"
+
+
+class WorkspaceRoot:
+    """One workspace folder. ``name`` addresses it in multi-root workspaces."""
+
+    def __init__(self, path: str, name: str | None = None) -> None:
+        if not os.path.isabs(path):
+            raise ValueError(f"workspace root must be absolute: {path!r}")
+        self.path = os.path.normpath(path)
+        self.real_path = os.path.realpath(self.path)
+        self.name = name or os.path.basename(self.path) or "root"
+        self._fd = os.open(self.path, _DIR_FLAGS)
+        st = os.fstat(self._fd)
+        self._identity = (st.st_dev, st.st_ino)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    @property
+    def fd(self) -> int:
+        """The held directory fd (for spawning helpers with this directory as their cwd)."""
+        self.ensure_intact()
+        return self._fd
+
+    def ensure_intact(self) -> None:
+        """Refuse to work on if the root path no longer names the directory opened at start."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            st = None
+        if st is None or (st.st_dev, st.st_ino) != self._identity:
+            raise SCodeError(
+                ErrorKind.PATH_ESCAPE,
+                f"the workspace root {self.path} was moved or replaced; restart the session",
+                path=".",
+            )
+
+    # -- resolution ---------------------------------------------------------------------------
+
+    def _error(self, exc: OSError, rel: str, field: str) -> SCodeError:
+        code = exc.errno
+        if code in (errno.ELOOP, errno.EXDEV):
+            return SCodeError(
+                ErrorKind.PATH_ESCAPE,
+                f"{rel!r} goes through a symbolic link or leaves the workspace",
+                path=rel,
+                field=field,
+            )
+        if code in (errno.ENOENT, errno.ENOTDIR):
+            return SCodeError(ErrorKind.NOT_FOUND, f"{rel!r} does not exist", path=rel)
+        if code in (errno.EACCES, errno.EPERM):
+            return SCodeError(
+                ErrorKind.NOT_FOUND,
+                f"{rel!r} is not readable (permission denied)",
+                path=rel,
+                reason="permission_denied",
+            )
+        if code == errno.ENAMETOOLONG:
+            return invalid_params(f"{rel!r} is too long", field)
+        return SCodeError(
+            ErrorKind.NOT_FOUND, f"{rel!r} could not be opened: {exc.strerror}", path=rel
+        )
+
+    def open(
+        self, path: str, flags: int = os.O_RDONLY, mode: int = 0, *, field: str = "path"
+    ) -> int:
+        """Open ``path`` beneath the root and return a new fd (the caller closes it)."""
+        parts = split_relative(path, field)
+        return self.open_parts(parts, flags, mode, field=field)
+
+    def open_parts(
+        self,
+        parts: tuple[str, ...],
+        flags: int = os.O_RDONLY,
+        mode: int = 0,
+        *,
+        field: str = "path",
+    ) -> int:
+        self.ensure_intact()
+        if not parts:
+            return (
+                os.dup(self._fd) if flags & os.O_DIRECTORY else os.open(".", flags, dir_fd=self._fd)
+            )
+        try:
+            return open_beneath(self._fd, parts, flags | os.O_CLOEXEC, mode)
+        except OSError as exc:
+            raise self._error(exc, join(parts), field) from None
+
+    @contextmanager
+    def opened(
+        self, path: str | tuple[str, ...], flags: int = os.O_RDONLY, *, field: str = "path"
+    ) -> Iterator[int]:
+        parts = split_relative(path, field) if isinstance(path, str) else path
+        fd = self.open_parts(parts, flags, field=field)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def lstat(self, path: str, *, field: str = "path") -> os.stat_result:
+        """Stat ``path`` without following a final symlink (its parents are never followed)."""
+        parts = split_relative(path, field)
+        if not parts:
+            self.ensure_intact()
+            return os.fstat(self._fd)
+        with self.opened(parts[:-1], _DIR_FLAGS, field=field) as parent:
+            try:
+                return os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+            except OSError as exc:
+                raise self._error(exc, join(parts), field) from None
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def read_bytes(self, path: str, max_bytes: int, *, field: str = "path") -> bytes:
+        """Read a regular file whole; larger than ``max_bytes`` is ``limit_exceeded``.
+
+        ``O_NONBLOCK`` keeps a FIFO from blocking the open; anything but a regular file is refused.
+        """
+        parts = split_relative(path, field)
+        rel = join(parts)
+        with self.opened(parts, os.O_RDONLY | os.O_NONBLOCK, field=field) as fd:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+                raise invalid_params(f"{rel!r} is {what}", field, path=rel)
+            if st.st_size > max_bytes:
+                raise SCodeError(
+                    ErrorKind.LIMIT_EXCEEDED,
+                    f"{rel!r} is {st.st_size} bytes; the limit is {max_bytes}",
+                    limit="file_size",
+                    max=max_bytes,
+                    actual=st.st_size,
+                    path=rel,
+                )
+            os.set_blocking(fd, True)
+            chunks: list[bytes] = []
+            total = 0
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > max_bytes:  # grew while we read
+                    raise SCodeError(
+                        ErrorKind.LIMIT_EXCEEDED,
+                        f"{rel!r} is over {max_bytes} bytes",
+                        limit="file_size",
+                        max=max_bytes,
+                        path=rel,
+                    )
+                chunks.append(chunk)
+            return b"".join(chunks)
+
+    def list_dir(self, parts: tuple[str, ...], *, field: str = "path") -> list[Entry]:
+        """The entries of a directory, sorted by name, none followed."""
+        with self.opened(parts, _DIR_FLAGS, field=field) as fd:
+            entries = []
+            with os.scandir(fd) as it:
+                for de in it:
+                    try:
+                        st = de.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    entries.append(Entry(de.name, _kind(st.st_mode), st.st_size))
+        entries.sort(key=lambda e: e.name)
+        return entries
+
+    def __repr__(self) -> str:
+        return f"WorkspaceRoot({self.path!r}, name={self.name!r})"

