@@ -20,6 +20,11 @@ LIST_FILES = "s-code/listFiles"
 SEARCH_TEXT = "s-code/searchText"
 UPDATE_PLAN = "s-code/updatePlan"
 TOOLS_SEARCH = "s-code/tools/search"
+GIT_STATUS = "s-code/git/status"
+GIT_DIFF = "s-code/git/diff"
+GIT_LOG = "s-code/git/log"
+GIT_SHOW = "s-code/git/show"
+GIT_BLAME = "s-code/git/blame"
 
 # Server -> client notifications.
 PLAN_UPDATED = "s-code/planUpdated"
