@@ -32,6 +32,8 @@ def parse_tcp(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep:
         host, port = "127.0.0.1", value
+    if ":" in host and not (host.startswith("[") and host.endswith("]")):
+        raise argparse.ArgumentTypeError(f"write an IPv6 host in brackets: [{host}]:{port}")
     host = host.strip("[]") or "127.0.0.1"
     try:
         number = int(port)

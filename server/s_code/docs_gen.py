@@ -22,7 +22,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 
 def _type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if "$ref" in prop:
-        return prop["$ref"].rsplit("/", 1)[-1]
+        return str(prop["$ref"]).rsplit("/", 1)[-1]
     if "anyOf" in prop:
         return " \\| ".join(_type(p, defs) for p in prop["anyOf"])
     if "enum" in prop:

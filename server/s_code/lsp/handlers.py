@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 from lsprotocol import types
 from pydantic import Field
 
+from s_code.edits.engine import TURN_KEY, journal_of
+from s_code.edits.undo import undo_turn
 from s_code.lsp.replies import guarded
 from s_code.lsp.server import PERMISSION_MODES, SCodeServer
 from s_code.protocol import methods
@@ -30,6 +33,10 @@ class ToolsCallParams(Args):
 
 class PermissionModeSetParams(Args):
     mode: str
+
+
+class TurnParams(Args):
+    turnId: str
 
 
 def _session(server: SCodeServer) -> Session:
@@ -96,6 +103,41 @@ def register(server: SCodeServer) -> None:
             return {"mode": mode}
 
         return await guarded(methods.PERMISSION_MODE_SET, run)
+
+    @server.feature(methods.TURN_BEGIN)
+    async def turn_begin(params: Any) -> Any:
+        async def run() -> Any:
+            parse_params(ToolsListParams, params)
+            session = _session(server)
+            turn = await asyncio.to_thread(journal_of(session).begin_turn)
+            session.state[TURN_KEY] = turn
+            return {"turnId": turn}
+
+        return await guarded(methods.TURN_BEGIN, run)
+
+    @server.feature(methods.TURN_END)
+    async def turn_end(params: Any) -> Any:
+        async def run() -> Any:
+            turn = parse_params(TurnParams, params).turnId
+            session = _session(server)
+            journal = journal_of(session)
+            if not await asyncio.to_thread(journal.turn_exists, turn):
+                raise invalid_params(f"no turn {turn!r}", "turnId")
+            await asyncio.to_thread(journal.end_turn, turn)
+            if session.state.get(TURN_KEY) == turn:
+                del session.state[TURN_KEY]
+            return {"turnId": turn}
+
+        return await guarded(methods.TURN_END, run)
+
+    @server.feature(methods.TURN_UNDO)
+    async def turn_undo(params: Any) -> Any:
+        async def run() -> Any:
+            turn = parse_params(TurnParams, params).turnId
+            session = _session(server)
+            return await undo_turn(session, journal_of(session), turn)
+
+        return await guarded(methods.TURN_UNDO, run)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(params: types.InitializeParams) -> None:

@@ -7,6 +7,8 @@ import os
 from pygls.uris import to_fs_path
 from pygls.workspace import Workspace
 
+from s_code.workspace.documents import OpenDocument
+
 
 class BufferOverlay:
     """Maps absolute file paths to the text of the editor buffers open on them."""
@@ -14,7 +16,7 @@ class BufferOverlay:
     def __init__(self) -> None:
         self.workspace: Workspace | None = None
 
-    def __call__(self, paths: tuple[str, ...]) -> str | None:
+    def document(self, paths: tuple[str, ...]) -> OpenDocument | None:
         ws = self.workspace
         if ws is None:
             return None
@@ -22,5 +24,9 @@ class BufferOverlay:
         for uri, doc in list(ws.text_documents.items()):
             fs = to_fs_path(uri)
             if fs is not None and os.path.normpath(fs) in wanted:
-                return str(doc.source)
+                return OpenDocument(uri, str(doc.source), doc.version)
         return None
+
+    def __call__(self, paths: tuple[str, ...]) -> str | None:
+        doc = self.document(paths)
+        return None if doc is None else doc.text

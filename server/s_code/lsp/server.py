@@ -19,8 +19,11 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from s_code import __version__
+from s_code.edits.protected import ProtectedPaths
 from s_code.lsp.converter import raw_converter
+from s_code.lsp.editor import LspEditor, supports_apply_edit
 from s_code.lsp.overlay import BufferOverlay
+from s_code.lsp.prompts import PromptApprover, can_prompt
 from s_code.protocol import methods
 from s_code.tools.registry import Registry
 from s_code.tools.session import Session
@@ -103,8 +106,13 @@ class SCodeServer(LanguageServer):
                 f"s-code: unknown editApplication {edit_application!r}; using 'auto'"
             )
             edit_application = "auto"
+        protected = opts.get("protectedPaths", [])
+        if not (isinstance(protected, list) and all(isinstance(p, str) for p in protected)):
+            self.init_warnings.append("s-code: protectedPaths must be a list of strings; ignored")
+            protected = []
         opened = Folders.open(folders)
         self.overlay.workspace = self.workspace
+        caps = params.capabilities
         self.session = Session(
             folders=opened,
             registry=self.registry,
@@ -112,8 +120,12 @@ class SCodeServer(LanguageServer):
             overlay=self.overlay,
             notify=self._notify,
             permission_mode=mode,
+            edit_application=edit_application,
+            editor=LspEditor(self, supports_apply_edit(caps)),
+            approver=PromptApprover(self, can_prompt(caps)),
+            protected=ProtectedPaths(protected),
         )
-        self.session.state["editApplication"] = edit_application
+        _recover(self.session)
 
     def _notify(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
@@ -142,6 +154,19 @@ def _folders_of(params: types.InitializeParams) -> list[tuple[str, str | None]]:
         elif params.root_path:
             found.append((params.root_path, None))
     return found
+
+
+def _recover(session: Session) -> None:
+    """Settle writes a crashed sidecar left half done (temp files, pending journal records)."""
+    if session.store is None:
+        return
+    from s_code.edits.journal import Journal
+    from s_code.edits.undo import recover
+
+    try:
+        recover(session, Journal(session.store))
+    except Exception:
+        log.exception("crash recovery failed")
 
 
 def _open_store(folders: Folders) -> Any:

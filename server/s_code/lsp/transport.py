@@ -212,7 +212,11 @@ def serve_tcp(server: LanguageServer, host: str, port: int) -> int:
             finally:
                 tcp.close()
 
-        tcp = await asyncio.start_server(on_connect, host, port)
+        try:
+            tcp = await asyncio.start_server(on_connect, host, port)
+        except OSError as exc:
+            sys.stderr.write(f"s-code: cannot listen on {host}:{port}: {exc.strerror}\n")
+            raise SystemExit(2) from None
         addrs = ", ".join(str(s.getsockname()) for s in tcp.sockets)
         log.info("s-code listening on %s", addrs)
         sys.stderr.write(f"s-code: listening on {addrs}\n")

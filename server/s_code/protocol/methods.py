@@ -13,9 +13,13 @@ TOOLS_LIST = "s-code/tools/list"
 TOOLS_CALL = "s-code/tools/call"
 PERMISSION_MODE_GET = "s-code/permissionMode/get"
 PERMISSION_MODE_SET = "s-code/permissionMode/set"
+TURN_BEGIN = "s-code/turn/begin"
+TURN_END = "s-code/turn/end"
+TURN_UNDO = "s-code/turn/undo"
 
 # Typed tool methods (model-facing snake_case params).
 READ_FILE = "s-code/readFile"
+APPLY_PATCH = "s-code/applyPatch"
 LIST_FILES = "s-code/listFiles"
 SEARCH_TEXT = "s-code/searchText"
 UPDATE_PLAN = "s-code/updatePlan"
@@ -29,5 +33,13 @@ GIT_BLAME = "s-code/git/blame"
 # Server -> client notifications.
 PLAN_UPDATED = "s-code/planUpdated"
 
-CONTROL_METHODS = (TOOLS_LIST, TOOLS_CALL, PERMISSION_MODE_GET, PERMISSION_MODE_SET)
+CONTROL_METHODS = (
+    TOOLS_LIST,
+    TOOLS_CALL,
+    PERMISSION_MODE_GET,
+    PERMISSION_MODE_SET,
+    TURN_BEGIN,
+    TURN_END,
+    TURN_UNDO,
+)
 NOTIFICATIONS = (PLAN_UPDATED,)

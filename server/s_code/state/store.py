@@ -34,6 +34,41 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (workspace_id, key)
     );
     """,
+    # 2: turns, their undo records (the edit journal) and cross-process reservations.
+    """
+    CREATE TABLE turns (
+        id TEXT PRIMARY KEY,
+        workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        began_at REAL NOT NULL,
+        ended_at REAL,
+        undone_at REAL
+    );
+    CREATE TABLE undo_records (
+        id INTEGER PRIMARY KEY,
+        turn_id TEXT NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+        root TEXT NOT NULL,
+        rel TEXT NOT NULL,
+        display TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'applied', 'undone')),
+        via TEXT NOT NULL CHECK (via IN ('disk', 'editor')),
+        created INTEGER NOT NULL,
+        original BLOB,
+        sha_before TEXT,
+        sha_after TEXT NOT NULL,
+        temp_name TEXT,
+        recorded_at REAL NOT NULL
+    );
+    CREATE INDEX undo_records_turn ON undo_records (turn_id, id);
+    CREATE INDEX undo_records_pending ON undo_records (status) WHERE status = 'pending';
+    CREATE TABLE reservations (
+        workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        target TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        expires_at REAL NOT NULL,
+        PRIMARY KEY (workspace_id, target)
+    );
+    """,
 )
 
 
@@ -109,6 +144,12 @@ class Store:
     def execute(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock, self._conn:
             return self._conn.execute(sql, args).fetchall()
+
+    def transaction(self, work: Any) -> Any:
+        """Run ``work(connection)`` in one ``BEGIN IMMEDIATE`` transaction."""
+        with self._lock, self._conn:
+            self._conn.execute("BEGIN IMMEDIATE")
+            return work(self._conn)
 
 
 class WorkspaceStore:

@@ -7,6 +7,7 @@ subtree that lies wholly before it.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -67,7 +68,11 @@ def list_files(
 ) -> Listing:
     loc = folders.locate(path)
     st = loc.root.lstat(loc.rel)
-    if (st.st_mode & 0o170000) != 0o040000:
+    if stat.S_ISLNK(st.st_mode):
+        raise SCodeError(
+            ErrorKind.PATH_ESCAPE, f"{loc.display!r} is a symbolic link", path=path, field="path"
+        )
+    if not stat.S_ISDIR(st.st_mode):
         raise SCodeError(ErrorKind.NOT_FOUND, f"{loc.display!r} is not a directory", path=path)
     after: tuple[str, ...] | None = None
     if cursor is not None:
@@ -77,11 +82,12 @@ def list_files(
         after = cur.parts
     stack = None if include_ignored else IgnoreStack.for_root(loc.root)
     if stack is not None:
-        # The rules of every ancestor directory apply to a listing that starts below the root.
+        # A listing below the root: each ancestor is checked with the rules in force at its
+        # parent, as git does, so nothing inside an ignored directory can be re-included.
         for depth in range(len(loc.parts)):
             stack = stack.enter(loc.parts[:depth], has_gitignore=True)
-        if loc.parts and stack.ignored(loc.parts, True):
-            return Listing([], False, None)
+            if stack.ignored(loc.parts[: depth + 1], True):
+                return Listing([], False, None)
     out: list[Listed] = []
     for parts, entry in _iter(loc.root, loc.parts, stack, recursive, after):
         if len(out) == max_results:

@@ -10,6 +10,7 @@ stopped as soon as the bound is reached.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import os
@@ -54,9 +55,18 @@ class SearchResult:
 
 
 def _text(field: dict[str, str]) -> str:
+    """rg --json gives ``text``, or ``bytes`` (base64) for data that is not UTF-8: decode those
+    as list_files names them (surrogate escapes)."""
     if "text" in field:
         return field["text"]
-    return "<non-UTF-8 bytes>"
+    return base64.b64decode(field.get("bytes", "")).decode("utf-8", "surrogateescape")
+
+
+def _clip(line: str) -> str:
+    """rg ignores --max-columns in --json mode: bound long (minified) lines here."""
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return line[:MAX_LINE_CHARS] + f" [… {len(line) - MAX_LINE_CHARS} more characters]"
 
 
 def build_argv(
@@ -144,7 +154,7 @@ def _run_rg(
                 data = event["data"]
                 rel = _text(data["path"]).removeprefix("./")
                 line = _text(data["lines"]).rstrip("\n").removesuffix("\r")
-                found.append((rel, int(data["line_number"]), line))
+                found.append((rel, int(data["line_number"]), _clip(line)))
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -168,7 +178,8 @@ async def search_text(
 ) -> SearchResult:
     loc = folders.locate(path)
     for i, g in enumerate(globs):
-        if "\x00" in g or g.startswith("/") or ".." in g.split("/"):
+        bare = g.removeprefix("!")
+        if "\x00" in g or bare.startswith("/") or ".." in bare.split("/"):
             raise invalid_params("globs may not be absolute or contain '..'", f"globs.{i}")
     argv = build_argv(
         pattern,

@@ -1,0 +1,1 @@
+"""Permission modes, the one policy, frozen approval cards and the prompt transport."""

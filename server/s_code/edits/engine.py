@@ -1,0 +1,212 @@
+"""apply_patch, end to end: plan → preflight → approval → reserve → write → report.
+
+Nothing is written unless the whole batch validated. Writes are sequential; each file's revision
+is checked again immediately before its rename (or by the editor's document version), and the
+first failure stops the batch with ``partially_applied`` listing what was written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from typing import Any
+
+from s_code.approvals.cards import Card
+from s_code.approvals.policy import decide
+from s_code.edits.journal import Journal, reservation_conflict
+from s_code.edits.preflight import Target, prepare
+from s_code.edits.request import ApplyPatchArgs, plans_of
+from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
+from s_code.tools.session import Session
+from s_code.workspace.documents import revision_of, sha256_hex
+from s_code.workspace.writes import write_atomic
+
+RESERVATION_WAIT = 2.0
+TURN_KEY = "turn"
+
+
+def journal_of(session: Session) -> Journal:
+    if session.store is None:
+        raise SCodeError(
+            ErrorKind.DURABILITY_UNCONFIRMED,
+            "the state store is unavailable, so edits could not be undone; refusing",
+            appliedPaths=[],
+        )
+    return Journal(session.store)
+
+
+def edit_card(targets: list[Target], legacy: bool) -> Card:
+    paths = [t.loc.display for t in targets]
+    files = []
+    for t in targets:
+        before = (t.before or b"").decode("utf-8", "replace").split("\n")
+        after = t.after.decode("utf-8", "replace").split("\n")
+        files.append(
+            {
+                "path": t.loc.display,
+                "created": t.created,
+                "via": t.via,
+                "lines_before": len(before),
+                "lines_after": len(after),
+                "sha_before": t.sha_before,
+                "sha_after": t.sha_after,
+            }
+        )
+    where = paths[0] if len(paths) == 1 else f"{len(paths)} files"
+    title = f"Edit {where}"[:150]
+    target = paths[0] if legacy else json.dumps(paths)
+    return Card("edit", title, target, {"files": files})
+
+
+async def approve(session: Session, targets: list[Target], legacy: bool) -> Card | None:
+    decision = decide(session.permission_mode, "edit")  # type: ignore[arg-type]
+    if decision == "allow":
+        return None
+    card = edit_card(targets, legacy)
+    if decision == "reject" or not await session.approver.ask(card):
+        raise SCodeError(
+            ErrorKind.APPROVAL_DENIED, f"the user did not approve: {card.title}", card=card.digest
+        )
+    return card
+
+
+async def reserve(journal: Journal, targets: list[Target], owner: str) -> None:
+    keys = [t.reservation_key for t in targets]
+    deadline = time.monotonic() + RESERVATION_WAIT
+    while True:
+        held = await asyncio.to_thread(journal.reserve, keys, owner)
+        if not held:
+            return
+        if time.monotonic() >= deadline:
+            names = [t.loc.display for t in targets if t.reservation_key in set(held)]
+            raise reservation_conflict(names)
+        await asyncio.sleep(0.05)
+
+
+def _check(expected_sha: str | None, path: str):  # type: ignore[no-untyped-def]
+    def final_check(current: bytes | None) -> None:
+        actual = None if current is None else sha256_hex(current)
+        if actual != expected_sha:
+            raise SCodeError(
+                ErrorKind.STALE_REVISION,
+                f"{path!r} changed on disk while the batch was being written",
+                path=path,
+                expected=None if expected_sha is None else revision_of(expected_sha),
+                actual=None if actual is None else revision_of(actual),
+            )
+
+    return final_check
+
+
+def _write_disk(journal: Journal, record: int, t: Target) -> bool:
+    written = write_atomic(
+        t.loc.root,
+        t.loc.parts,
+        t.after,
+        create=not t.exists,
+        final_check=_check(
+            None if t.disk_before is None else sha256_hex(t.disk_before), t.loc.display
+        ),
+        on_temp=lambda name: journal.set_temp(record, name),
+    )
+    journal.mark_applied(record)
+    return written.durable
+
+
+async def write_one(session: Session, journal: Journal, turn: str, t: Target) -> bool:
+    """Write one target; returns whether it is durable. Raises with the reason on failure."""
+    record = await asyncio.to_thread(
+        journal.add_pending,
+        turn,
+        t.loc.root.real_path,
+        t.loc.rel,
+        t.loc.display,
+        via=t.via,
+        created=t.created,
+        original=t.before,
+        sha_before=t.sha_before,
+        sha_after=t.sha_after,
+    )
+    try:
+        if t.via == "editor":
+            assert t.doc is not None
+            ok = await session.editor.apply_edit(
+                t.doc, t.after.decode("utf-8"), f"s-code: {t.loc.display}"
+            )
+            if not ok:
+                raise SCodeError(
+                    ErrorKind.STALE_REVISION,
+                    f"the editor refused the edit of {t.loc.display!r} (the buffer "
+                    "changed, or the user declined)",
+                    path=t.loc.display,
+                )
+            await asyncio.to_thread(journal.mark_applied, record)
+            return True
+        return await asyncio.to_thread(_write_disk, journal, record, t)
+    except BaseException:
+        await asyncio.to_thread(journal.drop, record)
+        raise
+
+
+def _turn_for(session: Session, journal: Journal, turn_id: str | None) -> tuple[str, bool]:
+    if turn_id is not None:
+        if not journal.turn_exists(turn_id):
+            raise invalid_params(f"no turn {turn_id!r}", "turn_id")
+        return turn_id, False
+    current = session.state.get(TURN_KEY)
+    if current is not None:
+        return str(current), False
+    return journal.begin_turn(), True
+
+
+async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
+    raw = args.model_dump(exclude_unset=True)
+    plans = plans_of(args, raw)
+    journal = journal_of(session)
+    targets = await asyncio.to_thread(prepare, session, plans)
+    await approve(session, targets, legacy="path" in args.model_fields_set)
+    owner = uuid.uuid4().hex
+    await reserve(journal, targets, owner)
+    applied: list[dict[str, Any]] = []
+    own_turn = False
+    try:
+        turn, own_turn = await asyncio.to_thread(_turn_for, session, journal, args.turn_id)
+        for t in targets:
+            entry = {
+                "path": t.loc.display,
+                "revision": revision_of(t.sha_after),
+                "sha256": t.sha_after,
+                "created": t.created,
+                "via": t.via,
+            }
+            try:
+                durable = await write_one(session, journal, turn, t)
+            except SCodeError as err:
+                raise SCodeError(
+                    ErrorKind.PARTIALLY_APPLIED,
+                    f"stopped at {t.loc.display!r}: {err.message}"
+                    + (
+                        f"; already written: {', '.join(a['path'] for a in applied)}"
+                        if applied
+                        else "; nothing was written"
+                    ),
+                    appliedPaths=[a["path"] for a in applied],
+                    failedPath=t.loc.display,
+                    cause=err.to_data(),
+                    turn_id=turn,
+                ) from None
+            applied.append(entry)
+            if not durable:
+                raise SCodeError(
+                    ErrorKind.DURABILITY_UNCONFIRMED,
+                    f"{t.loc.display!r} was written but the directory fsync failed",
+                    appliedPaths=[a["path"] for a in applied],
+                    turn_id=turn,
+                )
+    finally:
+        if own_turn:
+            await asyncio.to_thread(journal.end_turn, turn)
+        await asyncio.to_thread(journal.release, owner)
+    return {"applied": applied, "turn_id": turn}

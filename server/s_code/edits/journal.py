@@ -1,0 +1,199 @@
+"""The edit journal in the state store: turns, undo records and reservations.
+
+A record is written ``pending`` (with the temp file's name) before its file is touched and becomes
+``applied`` once the rename is done, so a crash leaves enough behind to clean up on the next start.
+Reservations are rows too, so two sidecars on one workspace cannot interleave their batches.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from s_code.protocol.errors import ErrorKind, SCodeError
+from s_code.state.store import WorkspaceStore
+
+RESERVATION_TTL = 60.0
+
+
+@dataclass(frozen=True)
+class UndoRecord:
+    id: int
+    turn_id: str
+    root: str
+    rel: str
+    display: str
+    status: str
+    via: str
+    created: bool
+    original: bytes | None
+    sha_after: str
+    temp_name: str | None
+
+
+class Journal:
+    def __init__(self, ws: WorkspaceStore) -> None:
+        self.ws = ws
+        self.store = ws.store
+
+    # -- turns ---------------------------------------------------------------------------------
+
+    def begin_turn(self) -> str:
+        turn_id = "t-" + uuid.uuid4().hex[:12]
+        self.store.execute(
+            "INSERT INTO turns (id, workspace_id, began_at) VALUES (?, ?, ?)",
+            (turn_id, self.ws.id, time.time()),
+        )
+        return turn_id
+
+    def turn_exists(self, turn_id: str) -> bool:
+        rows = self.store.execute(
+            "SELECT 1 FROM turns WHERE id = ? AND workspace_id = ?", (turn_id, self.ws.id)
+        )
+        return bool(rows)
+
+    def end_turn(self, turn_id: str) -> None:
+        self.store.execute(
+            "UPDATE turns SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
+            (time.time(), turn_id),
+        )
+
+    def mark_undone(self, turn_id: str) -> None:
+        self.store.execute("UPDATE turns SET undone_at = ? WHERE id = ?", (time.time(), turn_id))
+
+    # -- records -------------------------------------------------------------------------------
+
+    def add_pending(
+        self,
+        turn_id: str,
+        root: str,
+        rel: str,
+        display: str,
+        *,
+        via: str,
+        created: bool,
+        original: bytes | None,
+        sha_before: str | None,
+        sha_after: str,
+    ) -> int:
+        def work(conn: sqlite3.Connection) -> int:
+            cur = conn.execute(
+                "INSERT INTO undo_records (turn_id, root, rel, display, status, via, created, "
+                "original, sha_before, sha_after, recorded_at) "
+                "VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
+                (
+                    turn_id,
+                    root,
+                    rel,
+                    display,
+                    via,
+                    int(created),
+                    original,
+                    sha_before,
+                    sha_after,
+                    time.time(),
+                ),
+            )
+            return int(cur.lastrowid or 0)
+
+        result: int = self.store.transaction(work)
+        return result
+
+    def set_temp(self, record_id: int, temp_name: str) -> None:
+        self.store.execute(
+            "UPDATE undo_records SET temp_name = ? WHERE id = ?", (temp_name, record_id)
+        )
+
+    def mark_applied(self, record_id: int) -> None:
+        self.store.execute(
+            "UPDATE undo_records SET status = 'applied', temp_name = NULL WHERE id = ?",
+            (record_id,),
+        )
+
+    def drop(self, record_id: int) -> None:
+        self.store.execute("DELETE FROM undo_records WHERE id = ?", (record_id,))
+
+    def mark_record_undone(self, record_id: int) -> None:
+        self.store.execute("UPDATE undo_records SET status = 'undone' WHERE id = ?", (record_id,))
+
+    def _rows(self, where: str, args: tuple[Any, ...]) -> list[UndoRecord]:
+        rows = self.store.execute(
+            "SELECT r.id, r.turn_id, r.root, r.rel, r.display, r.status, r.via, r.created, "
+            "r.original, r.sha_after, r.temp_name FROM undo_records r JOIN turns t "
+            f"ON t.id = r.turn_id WHERE t.workspace_id = ? AND {where} ORDER BY r.id",
+            (self.ws.id, *args),
+        )
+        return [
+            UndoRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], r[9], r[10])
+            for r in rows
+        ]
+
+    def records(self, turn_id: str) -> list[UndoRecord]:
+        return self._rows("r.turn_id = ? AND r.status = 'applied'", (turn_id,))
+
+    def pending(self) -> list[UndoRecord]:
+        return self._rows("r.status = 'pending'", ())
+
+    # -- reservations --------------------------------------------------------------------------
+
+    def reserve(self, targets: list[str], owner: str) -> list[str]:
+        """Reserve every target or none; returns the targets someone else holds."""
+        now = time.time()
+
+        def work(conn: sqlite3.Connection) -> list[str]:
+            held = []
+            for target in targets:
+                row = conn.execute(
+                    "SELECT owner, pid, expires_at FROM reservations "
+                    "WHERE workspace_id = ? AND target = ?",
+                    (self.ws.id, target),
+                ).fetchone()
+                if row is None or row[0] == owner:
+                    continue
+                if row[2] < now or not _alive(int(row[1])):
+                    conn.execute(
+                        "DELETE FROM reservations WHERE workspace_id = ? AND target = ?",
+                        (self.ws.id, target),
+                    )
+                    continue
+                held.append(target)
+            if held:
+                return held
+            conn.executemany(
+                "INSERT OR REPLACE INTO reservations (workspace_id, target, owner, pid, "
+                "expires_at) VALUES (?, ?, ?, ?, ?)",
+                [(self.ws.id, t, owner, os.getpid(), now + RESERVATION_TTL) for t in targets],
+            )
+            return []
+
+        held: list[str] = self.store.transaction(work)
+        return held
+
+    def release(self, owner: str) -> None:
+        self.store.execute(
+            "DELETE FROM reservations WHERE workspace_id = ? AND owner = ?", (self.ws.id, owner)
+        )
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reservation_conflict(paths: list[str]) -> SCodeError:
+    return SCodeError(
+        ErrorKind.RESERVATION_CONFLICT,
+        f"another batch is writing {', '.join(paths[:5])}; try again",
+        paths=paths,
+    )

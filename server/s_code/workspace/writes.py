@@ -1,0 +1,218 @@
+"""Durable writes beneath a WorkspaceRoot: temp file, fsync, final check, rename, directory fsync.
+
+Every step uses directory fds reached through :meth:`WorkspaceRoot.open_parts`, so no path string
+is re-resolved between the check and the write. Creation renames with
+``renameat2(RENAME_NOREPLACE)`` so a file that appeared meanwhile is never clobbered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from s_code.protocol.errors import ErrorKind, SCodeError
+from s_code.workspace.paths import join
+from s_code.workspace.root import WorkspaceRoot
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+TEMP_MARK = ".s-code-tmp-"
+RENAME_NOREPLACE = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def temp_name(name: str) -> str:
+    return f".{name[:180]}{TEMP_MARK}{secrets.token_hex(6)}"
+
+
+def is_temp_name(name: str) -> bool:
+    return TEMP_MARK in name and name.startswith(".")
+
+
+def fsync_dir(fd: int) -> None:
+    """fsync a directory fd (a seam the durability tests replace)."""
+    os.fsync(fd)
+
+
+def renameat2_noreplace(dir_fd: int, src: str, dst: str) -> None:
+    res = _libc.renameat2(
+        ctypes.c_int(dir_fd),
+        os.fsencode(src),
+        ctypes.c_int(dir_fd),
+        os.fsencode(dst),
+        ctypes.c_uint(RENAME_NOREPLACE),
+    )
+    if res != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), dst)
+
+
+@dataclass(frozen=True)
+class Written:
+    durable: bool  # False: the directory fsync failed after the rename
+
+
+def open_parent(root: WorkspaceRoot, parts: tuple[str, ...], *, create: bool) -> int:
+    """The directory fd of ``parts``' parent, creating missing directories (never through links)."""
+    parent = parts[:-1]
+    try:
+        return root.open_parts(parent, _DIR_FLAGS)
+    except SCodeError as exc:
+        if exc.kind is not ErrorKind.NOT_FOUND or not create:
+            raise
+    current = root.open_parts((), _DIR_FLAGS)
+    try:
+        for name in parent:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o777, dir_fd=current)
+            nxt = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=current)
+            os.close(current)
+            current = nxt
+        return current
+    except OSError as exc:
+        os.close(current)
+        raise root._error(exc, join(parts), "path") from None
+
+
+def read_current(dir_fd: int, name: str) -> bytes | None:
+    """The bytes of ``name`` in ``dir_fd`` now (None when absent); a symlink or non-file refuses."""
+    try:
+        fd = os.open(
+            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
+        )
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SCodeError(
+                ErrorKind.PATH_ESCAPE, f"{name!r} became a symbolic link", path=name
+            ) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SCodeError(
+                ErrorKind.STALE_REVISION, f"{name!r} is no longer a regular file", path=name
+            )
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(
+    root: WorkspaceRoot,
+    parts: tuple[str, ...],
+    data: bytes,
+    *,
+    create: bool,
+    final_check: Callable[[bytes | None], None],
+    on_temp: Callable[[str], None] = lambda _name: None,
+) -> Written:
+    """Write ``data`` to ``parts`` durably, or not at all.
+
+    ``final_check`` sees the file's bytes (None when absent) immediately before the rename and
+    raises to stop the write. ``on_temp`` is told the temp file's name before it is created, so a
+    crash can be cleaned up on the next start.
+    """
+    name = parts[-1]
+    dir_fd = open_parent(root, parts, create=create)
+    tmp = temp_name(name)
+    try:
+        mode = 0o666 & ~_UMASK
+        if not create:
+            with contextlib.suppress(FileNotFoundError):
+                mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        on_temp(tmp)
+        fd = os.open(
+            tmp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            mode,
+            dir_fd=dir_fd,
+        )
+        try:
+            os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            final_check(read_current(dir_fd, name))
+            if create:
+                try:
+                    renameat2_noreplace(dir_fd, tmp, name)
+                except FileExistsError:
+                    raise SCodeError(
+                        ErrorKind.STALE_REVISION,
+                        f"{join(parts)!r} was created by someone else meanwhile",
+                        path=join(parts),
+                        expected=None,
+                    ) from None
+            else:
+                os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            _unlink_quietly(dir_fd, tmp)
+            raise
+        try:
+            fsync_dir(dir_fd)
+        except OSError:
+            return Written(durable=False)
+        return Written(durable=True)
+    finally:
+        os.close(dir_fd)
+
+
+def remove_file(
+    root: WorkspaceRoot, parts: tuple[str, ...], final_check: Callable[[bytes | None], None]
+) -> Written:
+    """Unlink a regular file after ``final_check`` accepts its current bytes."""
+    dir_fd = root.open_parts(parts[:-1], _DIR_FLAGS)
+    try:
+        final_check(read_current(dir_fd, parts[-1]))
+        os.unlink(parts[-1], dir_fd=dir_fd)
+        try:
+            fsync_dir(dir_fd)
+        except OSError:
+            return Written(durable=False)
+        return Written(durable=True)
+    finally:
+        os.close(dir_fd)
+
+
+def remove_temp(root: WorkspaceRoot, dir_parts: tuple[str, ...], name: str) -> bool:
+    """Remove a temp file a crashed write left behind; True when one was there."""
+    if not is_temp_name(name):
+        return False
+    try:
+        dir_fd = root.open_parts(dir_parts, _DIR_FLAGS)
+    except SCodeError:
+        return False
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+        return True
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(dir_fd)
+
+
+def _unlink_quietly(dir_fd: int, name: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def _read_umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+_UMASK = _read_umask()  # read once, at import: os.umask is process-wide

@@ -1,0 +1,273 @@
+"""The command line: --tcp parsing, loopback detection, a real TCP session, and doctor --json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import re
+import socket
+import subprocess
+import sys
+import sysconfig
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from s_code.cli import _is_loopback, build_parser, parse_tcp
+from s_code.client import frame, read_frame
+from s_code.tools.builtin import default_registry
+
+TIMEOUT = 20.0
+
+# -- parse_tcp ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("7777", ("127.0.0.1", 7777)),
+        ("0", ("127.0.0.1", 0)),
+        ("65535", ("127.0.0.1", 65535)),
+        ("0.0.0.0:80", ("0.0.0.0", 80)),
+        ("127.0.0.1:8080", ("127.0.0.1", 8080)),
+        ("localhost:9000", ("localhost", 9000)),
+        ("example.com:443", ("example.com", 443)),
+        ("[::1]:9", ("::1", 9)),
+        ("[::]:1234", ("::", 1234)),
+        (":5000", ("127.0.0.1", 5000)),
+    ],
+)
+def test_parse_tcp(value: str, expected: tuple[str, int]) -> None:
+    assert parse_tcp(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value", ["abc", "65536", "-1", "host:", "host:port", "127.0.0.1:99999", "", "1.5", "[::1]:"]
+)
+def test_parse_tcp_bad_ports(value: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_tcp(value)
+
+
+def test_parser_uses_parse_tcp(capsys) -> None:
+    args = build_parser().parse_args(["serve", "--tcp", "[::1]:9"])
+    assert args.tcp == ("::1", 9)
+    assert build_parser().parse_args(["serve"]).tcp is None
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["serve", "--tcp", "nope"])
+    assert exc.value.code == 2
+    assert "not a port" in capsys.readouterr().err
+
+
+# -- _is_loopback -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("127.0.0.1", True),
+        ("127.1.2.3", True),
+        ("::1", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.10", False),
+        ("10.0.0.1", False),
+        ("example.com", False),
+        ("localhost.example.com", False),
+        ("", False),
+    ],
+)
+def test_is_loopback(host: str, expected: bool) -> None:
+    assert _is_loopback(host) is expected
+
+
+# -- a real TCP session -------------------------------------------------------------------------
+
+
+def _child_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["S_CODE_STATE_DIR"] = str(tmp_path / "state")
+    env.pop("S_CODE_LOG", None)
+    return env
+
+
+def _pump_lines(stream: Any, into: queue.Queue[str]) -> None:
+    for raw in iter(stream.readline, b""):
+        into.put(raw.decode("utf-8", "replace"))
+    into.put("")  # EOF
+
+
+def _wait_for_listening(lines: queue.Queue[str], seen: list[str]) -> int:
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line == "":
+            raise AssertionError(f"server exited before listening; stderr: {seen!r}")
+        seen.append(line)
+        match = re.search(r"listening on \('127\.0\.0\.1', (\d+)\)", line)
+        if match:
+            return int(match.group(1))
+    raise AssertionError(f"no 'listening on' line within {TIMEOUT}s; stderr: {seen!r}")
+
+
+class Conn:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.rfile = sock.makefile("rb")
+        self.notifications: list[dict[str, Any]] = []
+
+    def send(self, payload: dict[str, Any]) -> None:
+        self.sock.sendall(frame(payload))
+
+    def reply_to(self, msg_id: int) -> dict[str, Any]:
+        """Read frames until the response to ``msg_id`` (keeping notifications)."""
+        while True:
+            body = read_frame(self.rfile)
+            assert body is not None, f"connection closed before the reply to {msg_id}"
+            msg = json.loads(body)
+            if "method" in msg:
+                assert "id" not in msg, f"unexpected server request {msg!r}"
+                self.notifications.append(msg)
+                continue
+            assert msg.get("id") == msg_id, msg
+            return msg
+
+    def request(self, msg_id: int, method: str, params: Any) -> dict[str, Any]:
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return self.reply_to(msg_id)
+
+
+def test_serve_tcp_end_to_end(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "hello.txt").write_text("hi\n")
+    # Port 0: the kernel picks a free port, and the "listening on" line names it (no race).
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "s_code", "serve", "--tcp", "127.0.0.1:0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_child_env(tmp_path),
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    seen: list[str] = []
+    threading.Thread(target=_pump_lines, args=(proc.stderr, lines), daemon=True).start()
+    try:
+        port = _wait_for_listening(lines, seen)
+        assert port > 0
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
+            sock.settimeout(TIMEOUT)
+            conn = Conn(sock)
+            init = conn.request(
+                1,
+                "initialize",
+                {
+                    "processId": None,
+                    "rootUri": workspace.as_uri(),
+                    "capabilities": {},
+                },
+            )
+            assert "error" not in init, init
+            result = init["result"]
+            assert result["serverInfo"]["name"] == "s-code"
+            s_code = result["capabilities"]["experimental"]["sCode"]
+            assert s_code["protocolVersion"] == 1
+            assert "s-code/tools/list" in s_code["methods"]
+            assert "s-code/listFiles" in s_code["methods"]
+            conn.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+
+            listed = conn.request(2, "s-code/tools/list", {})
+            assert "error" not in listed, listed
+            tools = listed["result"]["tools"]
+            assert [t["name"] for t in tools] == [t.name for t in default_registry().core()]
+            assert {
+                "read_file",
+                "list_files",
+                "search_text",
+                "update_plan",
+                "tool_search",
+            } <= {t["name"] for t in tools}
+            for t in tools:
+                assert t["inputSchema"]["type"] == "object"
+                assert isinstance(t["description"], str) and t["description"]
+
+            # The session really is on the workspace named by rootUri.
+            files = conn.request(3, "s-code/listFiles", {"path": "."})
+            assert files["result"]["entries"] == [{"path": "hello.txt", "type": "file", "size": 3}]
+
+            shutdown = conn.request(4, "shutdown", None)
+            assert shutdown == {"jsonrpc": "2.0", "id": 4, "result": None}
+            conn.send({"jsonrpc": "2.0", "method": "exit"})
+            assert proc.wait(timeout=TIMEOUT) == 0
+            # The server closed its end.
+            assert read_frame(conn.rfile) is None
+        # stdout carries protocol only, and with TCP there is none.
+        assert proc.stdout is not None
+        assert proc.stdout.read() == b""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=TIMEOUT)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_serve_tcp_refuses_a_busy_port(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "s_code", "serve", "--tcp", f"127.0.0.1:{port}"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=_child_env(tmp_path),
+            timeout=TIMEOUT,
+        )
+    assert done.returncode != 0
+    assert done.stdout == b""
+    assert b"address already in use" in done.stderr
+    # A clear one-line refusal, not a Python traceback.
+    assert b"Traceback" not in done.stderr
+
+
+# -- doctor -------------------------------------------------------------------------------------
+
+
+def _s_code_argv() -> list[str]:
+    script = os.path.join(sysconfig.get_path("scripts"), "s-code")
+    return [script] if os.access(script, os.X_OK) else [sys.executable, "-m", "s_code"]
+
+
+def test_doctor_json(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*_s_code_argv(), "doctor", "--json"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=_child_env(tmp_path),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    for key in ("ripgrep", "git", "landlock_abi", "openat2"):
+        assert key in report, key
+    assert set(report["ripgrep"]) == {"path", "version"}
+    assert report["ripgrep"]["path"] and os.path.isabs(report["ripgrep"]["path"])
+    assert report["ripgrep"]["version"].startswith("ripgrep ")
+    assert set(report["git"]) == {"path", "version"}
+    assert isinstance(report["openat2"], bool)
+    assert report["landlock_abi"] is None or (
+        isinstance(report["landlock_abi"], int) and report["landlock_abi"] >= 1
+    )
+    assert report["state_db"] == os.path.join(str(tmp_path / "state"), "state.sqlite3")

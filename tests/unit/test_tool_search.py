@@ -1,0 +1,274 @@
+"""tool_search ranking over the real registry, and the Registry's own rules."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from pydantic import Field
+
+from s_code.protocol.errors import ErrorKind, SCodeError
+from s_code.protocol.models import Args, Result
+from s_code.tools import files, plan
+from s_code.tools import search as search_module
+from s_code.tools.builtin import default_registry
+from s_code.tools.registry import Registry, ToolDef
+from s_code.tools.search import (
+    ARGUMENT_WEIGHT,
+    DESCRIPTION_WEIGHT,
+    NAME_WEIGHT,
+    TOOLS,
+    ToolSearchArgs,
+    ToolSearchResult,
+    score,
+    search,
+)
+
+BASE_NAMES = ["read_file", "list_files", "search_text", "update_plan", "tool_search"]
+QUERIES = ["list", "text", "file", "sear", "explanation", "cursor", "plan", "path", "zzz"]
+
+
+def names(tools: list[ToolDef]) -> list[str]:
+    return [t.name for t in tools]
+
+
+def base_registry() -> Registry:
+    """The tools whose descriptions these rankings were written against.
+
+    Other tools join default_registry() over time; exact rankings are checked on this fixed set,
+    and :func:`test_default_registry_ranks_the_base_tools_alike` ties it to default_registry().
+    """
+    return Registry().extend((*files.TOOLS, *plan.TOOLS, *search_module.TOOLS))
+
+
+class FakeArgs(Args):
+    widget_id: str = Field(description="The widget.")
+    colour: str | None = None
+
+
+class GadgetArgs(Args):
+    gadget_count: int
+
+
+class FakeResult(Result):
+    ok: bool
+
+
+async def _fake_handler(session: Any, args: Any) -> FakeResult:
+    return FakeResult(ok=True)
+
+
+def fake(
+    name: str,
+    method: str | None = None,
+    description: str = "A fake tool.",
+    profile: str = "core",
+    args: type[Args] = FakeArgs,
+) -> ToolDef:
+    return ToolDef(
+        name=name,
+        method=method or f"s-code/test/{name}",
+        description=description,
+        args=args,
+        result=FakeResult,
+        handler=_fake_handler,
+        read_only=True,
+        profile=profile,  # type: ignore[arg-type]
+    )
+
+
+# -- the default registry -----------------------------------------------------------------------
+
+
+def test_default_registry_tools() -> None:
+    assert names(list(base_registry())) == BASE_NAMES
+    reg = default_registry()
+    assert [n for n in names(list(reg)) if n in BASE_NAMES] == BASE_NAMES
+    assert set(BASE_NAMES) <= set(names(reg.core()))
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_default_registry_ranks_the_base_tools_alike(query: str) -> None:
+    full = [n for n in names(search(default_registry(), query, 50)) if n in BASE_NAMES]
+    assert full == names(search(base_registry(), query, 50))
+
+
+def test_name_hits_outrank_description_hits() -> None:
+    reg = base_registry()
+    # list_files has "list" in its name; tool_search and update_plan only in their descriptions.
+    assert names(search(reg, "list", 10)) == ["list_files", "tool_search", "update_plan"]
+    assert score(reg.get("list_files"), {"list"}) == NAME_WEIGHT + DESCRIPTION_WEIGHT
+    assert score(reg.get("tool_search"), {"list"}) == DESCRIPTION_WEIGHT
+    # "text": search_text's name beats read_file's description ("unsaved text").
+    assert names(search(reg, "text", 10)) == ["search_text", "read_file"]
+
+
+def test_weights_on_a_controlled_registry() -> None:
+    reg = Registry().extend(
+        [
+            fake("alpha", description="Mentions the gadget in passing."),
+            fake("gadget_maker", description="Builds things."),
+            fake("beta", description="Nothing relevant.", args=GadgetArgs),
+        ]
+    )
+    assert names(search(reg, "gadget", 10)) == ["gadget_maker", "beta", "alpha"]
+    assert [score(t, {"gadget"}) for t in reg] == [
+        DESCRIPTION_WEIGHT,
+        NAME_WEIGHT,
+        ARGUMENT_WEIGHT,
+    ]
+    assert NAME_WEIGHT > ARGUMENT_WEIGHT > DESCRIPTION_WEIGHT
+
+
+def test_argument_names_are_searched() -> None:
+    reg = base_registry()
+    # "explanation" appears only as an argument of update_plan.
+    assert names(search(reg, "explanation", 5)) == ["update_plan"]
+    assert score(reg.get("update_plan"), {"explanation"}) == ARGUMENT_WEIGHT
+    # "cursor": list_files' argument (and its description's "next_cursor").
+    assert names(search(reg, "cursor", 5)) == ["list_files"]
+    assert names(search(reg, "globs", 5)) == ["search_text"]
+    assert names(search(reg, "recursive", 5)) == ["list_files"]
+    assert score(reg.get("list_files"), {"recursive"}) == ARGUMENT_WEIGHT
+
+
+def test_prefix_matching() -> None:
+    reg = base_registry()
+    assert names(search(reg, "sear", 5)) == ["search_text", "tool_search"]
+    assert names(search(reg, "upd", 5)) == ["update_plan"]
+    # Prefixes only: the middle of a word does not match.
+    assert search(reg, "earch", 5) == []
+
+
+def test_query_is_case_insensitive_and_multi_term() -> None:
+    reg = base_registry()
+    assert names(search(reg, "SEARCH", 5)) == ["search_text", "tool_search"]
+    # Both terms count: tool_search hits "tool" and "search" in its name.
+    ranked = search(reg, "tool search", 5)
+    assert names(ranked)[0] == "tool_search"
+    assert score(reg.get("tool_search"), {"tool", "search"}) > score(
+        reg.get("search_text"), {"tool", "search"}
+    )
+
+
+def test_limit_is_respected() -> None:
+    reg = base_registry()
+    assert names(search(reg, "file", 10)) == ["list_files", "read_file", "search_text"]
+    assert names(search(reg, "file", 2)) == ["list_files", "read_file"]
+    assert names(search(reg, "file", 1)) == ["list_files"]
+
+
+def test_no_hits_is_empty() -> None:
+    reg = base_registry()
+    assert search(reg, "zzzqqq", 5) == []
+    assert search(reg, "   ", 5) == []
+    assert search(reg, "!!!", 5) == []
+
+
+def test_results_carry_full_schemas() -> None:
+    reg = base_registry()
+    [tool] = search(reg, "explanation", 1)
+    described = tool.describe()
+    assert set(described) == {
+        "name",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "method",
+        "readOnly",
+        "profile",
+    }
+    assert described["name"] == "update_plan"
+    assert described["method"] == "s-code/updatePlan"
+    assert described["description"] == tool.description
+    assert described["inputSchema"] == tool.args.model_json_schema(by_alias=True)
+    assert set(described["inputSchema"]["properties"]) == {"plan", "explanation"}
+    assert described["outputSchema"] == tool.result.model_json_schema(
+        by_alias=True, mode="serialization"
+    )
+    assert described["readOnly"] is tool.read_only
+    assert described["profile"] == "core"
+
+
+async def test_tool_search_handler_returns_described_tools() -> None:
+    reg = Registry().extend(
+        [
+            fake("git_blame", description="Who changed each line.", profile="specialized"),
+            fake("git_show", description="Show a commit.", profile="specialized"),
+            fake("other"),
+        ]
+    )
+    [tool_search] = TOOLS
+    session: Any = SimpleNamespace(registry=reg)
+    result = await tool_search.handler(session, ToolSearchArgs(query="git blame", limit=5))
+    assert isinstance(result, ToolSearchResult)
+    assert [t["name"] for t in result.tools] == ["git_blame", "git_show"]
+    assert result.tools[0] == reg.get("git_blame").describe()
+    assert result.tools[0]["profile"] == "specialized"
+    assert result.tools[0]["inputSchema"]["properties"]["widget_id"]["description"] == "The widget."
+
+
+def test_tool_search_args_bounds() -> None:
+    from pydantic import ValidationError
+
+    assert ToolSearchArgs(query="x").limit == 5
+    for bad in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": 51}):
+        with pytest.raises(ValidationError):
+            ToolSearchArgs.model_validate(bad)
+
+
+# -- Registry -----------------------------------------------------------------------------------
+
+
+def test_duplicate_name_is_refused() -> None:
+    reg = Registry().extend([fake("one", "s-code/test/a")])
+    with pytest.raises(ValueError, match="'one' is defined twice"):
+        reg.add(fake("one", "s-code/test/b"))
+    assert names(list(reg)) == ["one"]
+
+
+def test_duplicate_method_is_refused() -> None:
+    reg = Registry().extend([fake("one", "s-code/test/same")])
+    with pytest.raises(ValueError, match="'s-code/test/same' is bound twice"):
+        reg.add(fake("two", "s-code/test/same"))
+    assert names(list(reg)) == ["one"]
+
+
+def test_default_tools_cannot_be_registered_twice() -> None:
+    reg = default_registry()
+    with pytest.raises(ValueError):
+        reg.add(reg.get("read_file"))
+    with pytest.raises(ValueError):
+        reg.add(fake("read_file_2", reg.get("read_file").method))
+
+
+def test_get_unknown_tool() -> None:
+    reg = default_registry()
+    assert reg.get("read_file").name == "read_file"
+    with pytest.raises(SCodeError) as exc:
+        reg.get("no_such_tool")
+    assert exc.value.kind is ErrorKind.UNKNOWN_TOOL
+    assert exc.value.data == {"name": "no_such_tool"}
+    assert exc.value.to_data() == {"kind": "unknown_tool", "name": "no_such_tool"}
+
+
+def test_core_excludes_specialized_tools() -> None:
+    reg = Registry().extend(
+        [
+            fake("first"),
+            fake("hidden_power", profile="specialized", description="A specialized widget."),
+            fake("second"),
+        ]
+    )
+    assert names(reg.core()) == ["first", "second"]
+    assert names(list(reg)) == ["first", "hidden_power", "second"]
+    # tool_search still finds the specialized one.
+    assert names(search(reg, "hidden", 5)) == ["hidden_power"]
+    assert names(search(reg, "specialized", 5)) == ["hidden_power"]
+
+
+def test_default_registry_is_fresh_each_time() -> None:
+    a, b = default_registry(), default_registry()
+    a.add(fake("extra"))
+    assert "extra" not in b.tools
