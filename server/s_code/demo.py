@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -50,6 +51,175 @@ class Demo:
         return result
 
 
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "s-code demo",
+    "GIT_AUTHOR_EMAIL": "demo@s-code.invalid",
+    "GIT_COMMITTER_NAME": "s-code demo",
+    "GIT_COMMITTER_EMAIL": "demo@s-code.invalid",
+    "GIT_AUTHOR_DATE": "2024-01-02T03:04:05+00:00",
+    "GIT_COMMITTER_DATE": "2024-01-02T03:04:05+00:00",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def _git(cwd: Path, *args: str) -> None:
+    """Plain git for setting up the demo's repositories (never run on untrusted ones)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    subprocess.run(
+        ["git", *args], cwd=cwd, env={**env, **GIT_IDENTITY}, check=True, capture_output=True
+    )
+
+
+def make_sample_repo(workspace: Path) -> None:
+    _git(workspace, "init", "-q", "-b", "main")
+    _git(workspace, "add", "-A")
+    _git(workspace, "commit", "-q", "-m", "Import the calc sample")
+
+
+def make_malicious_repo(path: Path, marker: Path) -> None:
+    """A repository whose config runs a program on a plain `git status` (core.fsmonitor)."""
+    path.mkdir()
+    (path / "README.md").write_text("Nothing to see here.\n")
+    _git(path, "init", "-q", "-b", "main")
+    _git(path, "add", "-A")
+    _git(path, "commit", "-q", "-m", "innocent")
+    payload = path / ".git" / "fsmonitor-payload"
+    payload.write_text(f'#!/bin/sh\ntouch "{marker}"\nexit 1\n')
+    payload.chmod(0o755)
+    _git(path, "config", "core.fsmonitor", str(payload))
+
+
+def _status_lines(r: dict[str, Any]) -> str:
+    head = f"on {r.get('branch')} at {str(r.get('head'))[:12]}"
+    rows = [f"{e['index']}{e['worktree']} {e['kind']:<9} {e['path']}" for e in r["entries"]]
+    return "\n".join([head, *rows])
+
+
+def _diff_lines(r: dict[str, Any]) -> str:
+    out = []
+    for f in r["files"]:
+        out.append(f"{f['path']} ({f['change']}, +{f['additions']} -{f['deletions']})")
+        out += [ln for ln in f["patch"].splitlines() if ln[:1] in "+-" and ln[:3] not in "+++---"]
+    return "\n".join(out)
+
+
+def git_steps(demo: Demo, workspace: Path, scratch: Path, env: dict[str, str]) -> None:
+    ops = workspace / "src" / "calc" / "ops.py"
+    ops.write_text(
+        ops.read_text().replace(
+            "    # TODO: raise a clear error for b == 0\n",
+            '    if b == 0:\n        raise ZeroDivisionError("divide by zero")\n',
+        )
+    )
+    print("\n   (the sample is a git repository; ops.py is now changed on disk)")
+    demo.call("git status of the sample repository", methods.GIT_STATUS, {}, _status_lines)
+    demo.call("git diff of the change", methods.GIT_DIFF, {}, _diff_lines)
+    demo.call(
+        "git log",
+        methods.GIT_LOG,
+        {"max_count": 5},
+        lambda r: "\n".join(f"{c['commit'][:12]} {c['subject']}" for c in r["commits"]),
+    )
+    evil = scratch / "evil"
+    marker = scratch / "PWNED"
+    make_malicious_repo(evil, marker)
+    print(
+        f"\n── A second workspace: {evil}, a repository whose .git/config sets core.fsmonitor "
+        "to a script (plain `git status` there would run it)"
+    )
+    second = StdioClient([sys.executable, "-m", "s_code", "serve"], env=env)
+    try:
+        second.initialize(str(evil))
+        refused = Demo(second)
+        refused.step = demo.step
+        result = refused.call("git status of the malicious repository", methods.GIT_STATUS, {})
+        demo.step = refused.step
+        if isinstance(result, RpcError):
+            print(
+                f"   (refused: key={result.data.get('key')} scope={result.data.get('scope')} "
+                f"origin={result.data.get('origin')})"
+            )
+    finally:
+        second.close()
+    written = "WRITTEN" if marker.exists() else "not written"
+    print(f"   marker file {marker.name}: {written}")
+
+
+TEST_PATCH = """*** Begin Patch
+*** Update File: tests/test_ops.py
+@@
+-from calc import add, divide
++import pytest
++
++from calc import add, divide
+@@
+ def test_divide() -> None:
+     assert divide(6, 3) == 2
++
++
++def test_divide_by_zero_is_refused() -> None:
++    with pytest.raises(ZeroDivisionError):
++        divide(1, 0)
+*** End Patch
+"""
+
+
+def answer_prompts(method: str, params: Any) -> Any:
+    """The demo's editor: it shows each approval prompt and approves it once."""
+    if method == "window/showMessageRequest":
+        actions = " / ".join(a["title"] for a in params.get("actions", []))
+        print(f"   ⇐ the editor asks: {params['message']!r}  [{actions}] → Approve once")
+        return {"title": "Approve once"}
+    return None
+
+
+def edit_steps(demo: Demo) -> None:
+    read = demo.call(
+        "Read tests/test_ops.py before editing it",
+        methods.READ_FILE,
+        {"path": "tests/test_ops.py"},
+        lambda r: f"revision {r['revision']}, {r['line_count']} lines",
+    )
+    if not isinstance(read, dict):
+        return
+    turn = demo.call("Begin a turn", methods.TURN_BEGIN, {}, lambda r: f"turn {r['turnId']}")
+    demo.call(
+        "Apply a patch (manual mode: the editor asks first)",
+        methods.APPLY_PATCH,
+        {"patch": TEST_PATCH, "revisions": {"tests/test_ops.py": read["revision"]}},
+        lambda r: "\n".join(
+            f"{a['path']}: now revision {a['revision']} (via {a['via']})" for a in r["applied"]
+        ),
+    )
+    demo.call(
+        "Edit again with the revision read before the patch (refused: stale)",
+        methods.APPLY_PATCH,
+        {
+            "files": [
+                {
+                    "path": "tests/test_ops.py",
+                    "expected_revision": read["revision"],
+                    "edits": [{"old_text": "add(2, 3) == 5", "new_text": "add(2, 2) == 4"}],
+                }
+            ]
+        },
+    )
+    if isinstance(turn, dict):
+        demo.call(
+            "Undo the turn",
+            methods.TURN_UNDO,
+            {"turnId": turn["turnId"]},
+            lambda r: f"restored {r['restored']}, refused {r['refused']}",
+        )
+    demo.call(
+        "Read it again: back to the revision it had",
+        methods.READ_FILE,
+        {"path": "tests/test_ops.py"},
+        lambda r: f"revision {r['revision']}, {r['line_count']} lines",
+    )
+
+
 def _first_lines(text: str, n: int = 8) -> str:
     lines = text.splitlines()
     more = f"\n… ({len(lines) - n} more lines)" if len(lines) > n else ""
@@ -60,12 +230,15 @@ def run_demo(keep: bool = False) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="s-code-demo-"))
     workspace = scratch / "calc"
     shutil.copytree(samples_dir(), workspace)
+    make_sample_repo(workspace)
     env = dict(os.environ, S_CODE_STATE_DIR=str(scratch / "state"))
     print(f"s-code demo: a scratch copy of samples/workspace at {workspace}")
-    client = StdioClient([sys.executable, "-m", "s_code", "serve"], env=env)
+    client = StdioClient(
+        [sys.executable, "-m", "s_code", "serve"], env=env, on_request=answer_prompts
+    )
     demo = Demo(client)
     try:
-        init = client.initialize(str(workspace))
+        init = client.initialize(str(workspace), capabilities={"window": {"showMessage": {}}})
         sc = init["capabilities"]["experimental"]["sCode"]
         print(
             f"\n── initialize: {init['serverInfo']['name']} {init['serverInfo']['version']}, "
@@ -160,6 +333,8 @@ def run_demo(keep: bool = False) -> int:
             methods.READ_FILE,
             {"path": "README.md", "lines": "1-3"},
         )
+        git_steps(demo, workspace, scratch, env)
+        edit_steps(demo)
         demo.call(
             "Finish the plan",
             methods.UPDATE_PLAN,

@@ -67,6 +67,19 @@ def _version_of(argv: list[str]) -> str | None:
     return out.stdout.splitlines()[0].strip() if out.returncode == 0 and out.stdout else None
 
 
+def git_report() -> tuple[dict[str, Any], str | None]:
+    """The git the sidecar would choose (the same rules as the git tools), and why it refused
+    one (None when a git was chosen)."""
+    from s_code.git.binary import resolve
+    from s_code.protocol.errors import SCodeError
+
+    try:
+        chosen = resolve(os.environ.get("PATH"), ())
+    except SCodeError as err:
+        return {"path": err.data.get("path"), "version": err.data.get("version")}, err.message
+    return {"path": chosen.path, "version": chosen.version_text}, None
+
+
 def collect() -> dict[str, Any]:
     from s_code.state.store import DB_NAME, state_dir
     from s_code.workspace.search import ripgrep_path
@@ -82,14 +95,15 @@ def collect() -> dict[str, Any]:
         rg = ripgrep_path()
     except Exception:
         rg = None
-    git = shutil.which("git")
+    git, git_refused = git_report()
     return {
         "s-code": __version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
         "packages": packages,
         "ripgrep": {"path": rg, "version": _version_of([rg, "--version"]) if rg else None},
-        "git": {"path": git, "version": _version_of([git, "--version"]) if git else None},
+        "git": git,
+        "git_refused": git_refused,
         "openat2": openat2_supported(),
         "landlock_abi": landlock_abi(),
         "user_namespaces": user_namespaces(),
@@ -105,12 +119,16 @@ def run_doctor(as_json: bool = False) -> int:
         return 0
     print(f"s-code {report['s-code']} on Python {report['python']} ({report['platform']})")
     print("packages: " + ", ".join(f"{k} {v}" for k, v in report["packages"].items()))
-    for tool in ("ripgrep", "git"):
-        info = report[tool]
-        print(
-            f"{tool}: {info['version'] or 'NOT FOUND'}"
-            + (f" ({info['path']})" if info["path"] else "")
-        )
+    info = report["ripgrep"]
+    print(
+        f"ripgrep: {info['version'] or 'NOT FOUND'}"
+        + (f" ({info['path']})" if info["path"] else "")
+    )
+    git = report["git"]
+    if report["git_refused"]:
+        print(f"git: REFUSED: {report['git_refused']}")
+    else:
+        print(f"git: {git['version']} ({git['path']}; chosen from PATH, outside any workspace)")
     print(f"openat2 (RESOLVE_BENEATH): {'yes' if report['openat2'] else 'no (component walk)'}")
     abi = report["landlock_abi"]
     print(f"Landlock: {'ABI ' + str(abi) if abi else 'not available'}")

@@ -31,8 +31,17 @@ SERVERS: dict[str, Callable[[], list[str]]] = {"s-code": scode_argv, "minimal": 
 
 
 def server_env(state_dir: str) -> dict[str, str]:
+    """The environment of every server (and rg) child.
+
+    Bytecode is cached under the scratch directory (``PYTHONPYCACHEPREFIX``) rather than not at
+    all: with ``PYTHONDONTWRITEBYTECODE=1`` inherited and an editable install, s-code would compile
+    its own modules from source on every start while pygls' come precompiled from site-packages,
+    which is not how an installed s-code starts. The warm-up runs fill the cache for both sides.
+    """
     env = dict(os.environ)
     env["S_CODE_STATE_DIR"] = state_dir
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(os.path.dirname(state_dir), "pycache")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("S_CODE_LOG", None)  # the default log level, as an editor would start it
     return env
 

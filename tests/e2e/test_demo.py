@@ -12,7 +12,12 @@ def test_demo_runs_the_agent_session() -> None:
     )
     out = done.stdout
     assert done.returncode == 0, done.stderr
-    assert "read_file, list_files, search_text, update_plan, tool_search" in out
+    tools_line = out.split("→ s-code/tools/list {}")[1].splitlines()[1]
+    listed = tools_line.removeprefix("   ← ").split(", ")
+    for name in ("read_file", "list_files", "search_text", "update_plan", "tool_search"):
+        assert name in listed
+    assert listed[-3:] == ["git_status", "git_diff", "git_log"]
+    assert "git_show" not in listed and "git_blame" not in listed
     assert "src/calc/ops.py:17: # TODO: raise a clear error for b == 0" in out
     listing = out.split("→ s-code/listFiles")[1].split("Search for TODO")[0]
     assert "src/calc/ops.py" in listing and "debug.log" not in listing
@@ -20,4 +25,26 @@ def test_demo_runs_the_agent_session() -> None:
     assert "error kind=path_escape" in out
     assert "error kind=invalid_params: unknown field 'lines'" in out
     assert "s-code/planUpdated" in out
+    status = out.split("git status of the sample repository")[1].split("git diff")[0]
+    assert "on main at " in status and ".M changed   src/calc/ops.py" in status
+    diff = out.split("git diff of the change")[1].split("git log")[0]
+    assert "src/calc/ops.py (modified, +2 -1)" in diff
+    assert "-    # TODO: raise a clear error for b == 0" in diff
+    assert '+        raise ZeroDivisionError("divide by zero")' in diff
+    assert "Import the calc sample" in out.split("── 12. git log")[1]
+    evil = out.split("git status of the malicious repository")[1]
+    assert "error kind=git_config_rejected" in evil
+    assert "key=core.fsmonitor scope=local" in evil
+    assert "marker file PWNED: not written" in evil
+    edits = out.split("Apply a patch")[1]
+    assert "the editor asks: 's-code: Edit tests/test_ops.py?'" in edits
+    assert "tests/test_ops.py: now revision" in edits and "(via disk)" in edits
+    stale = edits.split("refused: stale")[1]
+    assert "error kind=stale_revision" in stale.split("Undo the turn")[0]
+    assert "restored ['tests/test_ops.py'], refused []" in stale
+    before = out.split("Read tests/test_ops.py before editing it")[1].split("\n")[2]
+    after = out.split("back to the revision it had")[1].split("\n")[2]
+    assert before == after and "revision " in before
+    assert "apply_patch" in listed
     assert "the server exited with code 0" in out
+    assert out.count("the server exited with code 0") == 1

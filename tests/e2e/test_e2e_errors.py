@@ -26,9 +26,7 @@ async def test_invalid_params_names_the_field(client: LanguageClient) -> None:
     assert data["kind"] == "invalid_params" and data["field"] == "path"
     data = await _kind(client, methods.TOOLS_CALL, {"name": "read_file", "arguments": {}})
     assert data["kind"] == "invalid_params" and data["field"] == "arguments.path"
-    data = await _kind(
-        client, methods.UPDATE_PLAN, {"plan": [{"step": "a", "status": "done"}]}
-    )
+    data = await _kind(client, methods.UPDATE_PLAN, {"plan": [{"step": "a", "status": "done"}]})
     assert data["field"] == "plan.0.status"
     data = await _kind(client, methods.PERMISSION_MODE_SET, {"mode": "yolo"})
     assert data["kind"] == "invalid_params" and data["field"] == "mode"

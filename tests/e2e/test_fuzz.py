@@ -1,8 +1,9 @@
 """Random JSON thrown at every ``s-code/*`` method of one real ``s-code serve`` child.
 
-Whatever the params, every request is answered within :data:`REPLY_TIMEOUT`; the reply is a result
-or an error whose ``data.kind`` is one of :class:`ErrorKind` (with that kind's code); no reply carries
-a Python traceback; and the server still answers ``s-code/tools/list`` afterwards.
+Whatever the params, every request is answered within :data:`REPLY_TIMEOUT`; the reply is a
+result or an error whose ``data.kind`` is one of :class:`ErrorKind` (with that kind's code, and
+never ``internal``); no reply carries a Python traceback; and the server still answers
+``s-code/tools/list`` afterwards.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +32,25 @@ BROAD_QUERY = (
     "file files read list search text plan update tool git status diff log show blame patch "
     "apply command run code mode edit workspace path"
 )
-# Params of the control methods (they have no published schema); tool params come from the server.
+# Params of the control methods (they publish no schema; PROTOCOL.md names them). Tool params come
+# from the server's own inputSchema. Unknown fields are refused by the methods in STRICT_CONTROL.
 CONTROL_PARAMS: dict[str, tuple[str, ...]] = {
     methods.TOOLS_LIST: (),
     methods.TOOLS_CALL: ("name", "arguments"),
     methods.PERMISSION_MODE_GET: (),
     methods.PERMISSION_MODE_SET: ("mode",),
+    "s-code/turn/begin": (),
+    "s-code/turn/end": ("turnId",),
+    "s-code/turn/undo": ("turnId",),
+    "s-code/sandbox/preview": ("command", "cwd", "network"),
+    "s-code/approval/details": ("id",),
 }
+STRICT_CONTROL = (
+    methods.TOOLS_LIST,
+    methods.TOOLS_CALL,
+    methods.PERMISSION_MODE_GET,
+    methods.PERMISSION_MODE_SET,
+)
 # The fuzzer must never widen what the server may do unasked.
 UNSAFE_MODES = ("accept-edits", "workspace")
 
@@ -50,15 +63,29 @@ FUZZ = settings(
 # -- the server under test ---------------------------------------------------------------------
 
 
-@dataclass
 class Fuzzed:
-    client: StdioClient
-    log_path: Path
-    methods: list[str]
-    schemas: dict[str, dict[str, Any]]  # typed method -> inputSchema
-    tool_methods: dict[str, str]  # tool name -> typed method
-    next_id: int = 10_000
-    sent: list[str] = field(default_factory=list)
+    """The running server, what it advertised, and a tally of what the fuzzing got back."""
+
+    def __init__(
+        self,
+        client: StdioClient,
+        log_path: Path,
+        advertised: list[str],
+        described: dict[str, dict[str, Any]],
+    ) -> None:
+        self.client = client
+        self.log_path = log_path
+        self.methods = advertised
+        self.schemas = {t["method"]: t["inputSchema"] for t in described.values()}
+        self.tool_methods = {name: t["method"] for name, t in described.items()}
+        self.read_only = {name for name, t in described.items() if t.get("readOnly")}
+        self.outcomes: Counter[tuple[str, str]] = Counter()
+        self.next_id = 10_000
+        self.workspace = Path()
+        self.before: dict[str, bytes | str] = {}
+
+    def __repr__(self) -> str:
+        return f"Fuzzed(pid={self.client.proc.pid}, methods={len(self.methods)})"
 
     def stderr_tail(self, chars: int = 3000) -> str:
         try:
@@ -87,7 +114,7 @@ class Fuzzed:
                 f"server stderr:\n{self.stderr_tail()}"
             )
         check_reply(reply, msg_id)
-        self.sent.append(f"{method} {error_kind(reply) or 'ok'}")
+        self.outcomes[method, error_kind(reply) or "ok"] += 1
         return reply
 
     def assert_alive(self) -> None:
@@ -132,6 +159,8 @@ def check_reply(reply: dict[str, Any], msg_id: Any) -> None:
     assert isinstance(data, dict), f"error without data: {reply}"
     kind = data.get("kind")
     assert kind in KINDS, f"unknown error kind {kind!r}: {reply}"
+    # ``internal`` means an unexpected exception: client input must always get a precise kind.
+    assert kind != ErrorKind.INTERNAL, f"client input crashed the handler: {reply}"
     assert error["code"] == ERROR_CODES[ErrorKind(kind)], f"code does not match kind: {reply}"
 
 
@@ -140,6 +169,20 @@ def error_kind(reply: dict[str, Any]) -> str | None:
         return None
     kind: str = reply["error"]["data"]["kind"]
     return kind
+
+
+def snapshot(root: Path) -> dict[str, bytes | str]:
+    """Every path under ``root`` (not following links) with its bytes, or its kind."""
+    found: dict[str, bytes | str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            found[rel] = f"link:{os.readlink(path)}"
+        elif path.is_file():
+            found[rel] = path.read_bytes()
+        else:
+            found[rel] = "dir" if path.is_dir() else "other"
+    return found
 
 
 def _make_workspace(root: Path) -> None:
@@ -188,13 +231,10 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
         )["tools"]
         for tool in [*listed, *found]:
             described[tool["name"]] = tool
-        yield Fuzzed(
-            client=client,
-            log_path=log_path,
-            methods=list(advertised),
-            schemas={t["method"]: t["inputSchema"] for t in described.values()},
-            tool_methods={name: t["method"] for name, t in described.items()},
-        )
+        fz = Fuzzed(client, log_path, list(advertised), described)
+        fz.workspace = workspace
+        fz.before = snapshot(workspace)
+        yield fz
     finally:
         code = client.close(timeout=REPLY_TIMEOUT)
     assert code == 0, f"the server exited with {code} after shutdown+exit"
@@ -258,6 +298,9 @@ INTERESTING_STRINGS = [
     "\u202e",
     "\ufeff",
     "\U0001f600",
+    "\ud800",  # lone surrogates: valid JSON escapes, not encodable as UTF-8
+    "a\udfff.txt",
+    "\udc80",
     "null",
     "true",
     "0",
@@ -295,7 +338,7 @@ envelope_dicts = st.recursive(
     st.fixed_dictionaries(
         {"jsonrpc": st.one_of(st.just("2.0"), scalars)},
         optional={
-            "id": st.one_of(integers, strings, st.none(), floats),
+            "id": st.one_of(integers, strings, st.none(), floats, st.booleans()),
             "method": st.one_of(
                 st.sampled_from(
                     ["exit", "shutdown", "initialize", methods.TOOLS_LIST, methods.READ_FILE]
@@ -379,7 +422,8 @@ def params_for(fz: Fuzzed, method: str) -> st.SearchStrategy:
     if method == methods.PERMISSION_MODE_SET:
         modes = st.one_of(st.just("manual"), strings.filter(lambda s: s not in UNSAFE_MODES))
         return st.fixed_dictionaries({}, optional={"mode": st.one_of(modes, json_values)})
-    return st.fixed_dictionaries({}, optional={"x": json_values, "cursor": strings})
+    names = CONTROL_PARAMS.get(method, ("x",))
+    return st.fixed_dictionaries({}, optional={n: json_values for n in names})
 
 
 def tools_call_params(fz: Fuzzed) -> st.SearchStrategy:
@@ -402,7 +446,7 @@ def tools_call_params(fz: Fuzzed) -> st.SearchStrategy:
 
 def allowed_keys(fz: Fuzzed, method: str) -> set[str] | None:
     """The param names ``method`` accepts, or None when it accepts any."""
-    if method in CONTROL_PARAMS:
+    if method in STRICT_CONTROL:
         return set(CONTROL_PARAMS[method])
     schema = fz.schemas.get(method, {})
     if schema.get("additionalProperties") is False:
@@ -431,6 +475,14 @@ def test_every_tool_schema_was_found(fuzzed: Fuzzed) -> None:
     for method, schema in fuzzed.schemas.items():
         assert schema.get("type") == "object", method
         assert isinstance(schema.get("properties", {}), dict), method
+
+
+def test_every_advertised_method_is_served(fuzzed: Fuzzed) -> None:
+    """An advertised method never answers MethodNotFound, whatever its params."""
+    for method in fuzzed.methods:
+        for params in (None, {}, [], {"x": 1}):
+            reply = fuzzed.call(method, params)
+            assert reply.get("error", {}).get("code") != -32601, reply
 
 
 @settings(FUZZ, max_examples=250)
@@ -463,7 +515,7 @@ def test_nested_envelope_keys_are_plain_data(
     fuzzed: Fuzzed, data: st.DataObject, nested: Any
 ) -> None:
     method = data.draw(st.sampled_from(fuzzed.methods), label="method")
-    allowed = sorted(allowed_keys(fuzzed, method) or ()) or ["x"]
+    allowed = sorted(allowed_keys(fuzzed, method) or CONTROL_PARAMS.get(method, ())) or ["x"]
     key = data.draw(st.sampled_from(allowed), label="key")
     where = data.draw(st.sampled_from(["top", "value", "list"]), label="where")
     params: Any
@@ -482,6 +534,14 @@ def test_nested_envelope_keys_are_plain_data(
     fuzzed.assert_alive()
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 @settings(FUZZ, max_examples=100)
 @given(data=st.data())
 def test_tools_call_random_name_and_arguments(fuzzed: Fuzzed, data: st.DataObject) -> None:
@@ -494,9 +554,13 @@ def test_tools_call_random_name_and_arguments(fuzzed: Fuzzed, data: st.DataObjec
     elif not isinstance(arguments, dict):
         assert error_kind(reply) == ErrorKind.INVALID_PARAMS, reply
         assert reply["error"]["data"].get("field", "").startswith("arguments"), reply
+    elif not _encodable(json.dumps(params, ensure_ascii=False)):
+        # A lone surrogate anywhere is refused, by field, before any lookup.
+        assert error_kind(reply) == ErrorKind.INVALID_PARAMS, reply
+        assert reply["error"]["data"].get("field", "").startswith(("name", "arguments")), reply
     elif name not in fuzzed.tool_methods:
         assert error_kind(reply) == ErrorKind.UNKNOWN_TOOL, reply
-    else:
+    elif name in fuzzed.read_only:
         # The same tool through its typed method: identical arguments, identical outcome.
         typed = fuzzed.call(fuzzed.tool_methods[name], arguments)
         if "result" in typed:
@@ -509,12 +573,81 @@ def test_tools_call_random_name_and_arguments(fuzzed: Fuzzed, data: st.DataObjec
     fuzzed.assert_alive()
 
 
+R, L, S = methods.READ_FILE, methods.LIST_FILES, methods.SEARCH_TEXT
+P, C, Q = methods.UPDATE_PLAN, methods.TOOLS_CALL, methods.TOOLS_SEARCH
+A, TE, TU = "s-code/applyPatch", "s-code/turn/end", "s-code/turn/undo"
+INVALID, ESCAPE = ErrorKind.INVALID_PARAMS.value, ErrorKind.PATH_ESCAPE.value
+# Inputs the fuzzer found (or that sit on a boundary), replayed every run.
+# The expected kind ``None`` means: any precise kind (an error, but never ``internal``).
+EDGE_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    (S, {"pattern": "\x00"}, INVALID),
+    (S, {"pattern": "a\x00b", "fixed_strings": True}, INVALID),
+    (C, {"name": "search_text", "arguments": {"pattern": "\x00"}}, INVALID),
+    (S, {"pattern": "("}, INVALID),
+    (S, {"pattern": "x", "globs": ["\x00"]}, INVALID),
+    (S, {"pattern": "x", "globs": ["\ud800"]}, None),
+    (S, {"pattern": "x", "path": "\ud800"}, None),
+    (S, {"pattern": "x", "path": "pipe"}, None),
+    (S, {"pattern": "x", "max_results": 10**400}, INVALID),
+    (S, {"pattern": "-e"}, None),
+    (R, {"path": "\ud800"}, None),
+    (R, {"path": "src/\udfff.py"}, None),
+    (R, {"path": "a.txt", "start_line": 10**400}, INVALID),
+    (R, {"path": "pipe"}, None),
+    (R, {"path": "link/passwd"}, ESCAPE),
+    (R, {"path": "data.bin"}, ErrorKind.UNSUPPORTED_ENCODING.value),
+    (R, {"path": "latin1.txt"}, ErrorKind.UNSUPPORTED_ENCODING.value),
+    (R, {"path": "x" * 5000}, None),
+    (L, {"path": "\ud800"}, None),
+    (L, {"path": "link"}, ESCAPE),
+    (L, {"path": "pipe"}, None),
+    (L, {"cursor": "\x00"}, None),
+    (P, {"plan": [{"step": "a", "status": "in_progress"}] * 2}, INVALID),
+    (Q, {"query": "\x00"}, None),
+    (C, {"name": "\ud800"}, ErrorKind.INVALID_PARAMS.value),
+    (A, {"files": [{"path": "\ud800", "expected_revision": None, "content": "x"}]}, None),
+    (A, {"files": [{"path": "new.txt", "expected_revision": None, "content": "\ud800"}]}, None),
+    (A, {"path": "a.txt", "expected_revision": "\ud800", "content": "y"}, None),
+    (A, {"files": [{"path": "pipe", "expected_revision": None, "content": "x"}]}, None),
+    (TE, {"turnId": "\ud800"}, None),
+    (TU, {"turnId": "\ud800"}, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "kind"),
+    EDGE_CASES,
+    ids=[f"{m.removeprefix('s-code/')}-{json.dumps(p)[:40]}" for m, p, _ in EDGE_CASES],
+)
+def test_edge_cases(fuzzed: Fuzzed, method: str, params: dict[str, Any], kind: str | None) -> None:
+    if method not in fuzzed.methods:
+        pytest.skip(f"{method} is not served by this build")
+    reply = fuzzed.call(method, params)
+    if kind is not None:
+        assert error_kind(reply) == kind, reply
+    fuzzed.assert_alive()
+
+
 def test_permission_mode_untouched(fuzzed: Fuzzed) -> None:
     reply = fuzzed.call(methods.PERMISSION_MODE_GET, {})
     assert reply["result"]["mode"] == "manual"
 
 
-def test_zz_stats(fuzzed: Fuzzed) -> None:
-    from collections import Counter
+def test_fuzzing_reached_the_tools(fuzzed: Fuzzed) -> None:
+    """Positive control: the random calls did not all stop at params validation."""
+    total = sum(fuzzed.outcomes.values())
+    if total < 500:
+        pytest.skip("only meaningful after the fuzz tests of this module ran")
+    deep = {
+        method
+        for (method, kind), n in fuzzed.outcomes.items()
+        if method != methods.TOOLS_LIST and kind != ErrorKind.INVALID_PARAMS
+    }
+    assert len(deep) >= len(fuzzed.methods) // 2, sorted(fuzzed.outcomes.items())
+    succeeded = {m for (m, kind) in fuzzed.outcomes if kind == "ok"} - {methods.TOOLS_LIST}
+    assert len(succeeded) >= 3, sorted(fuzzed.outcomes.items())
 
-    print(Counter(s for s in fuzzed.sent if not s.startswith("s-code/tools/list ok")))
+
+def test_nothing_was_written_without_approval(fuzzed: Fuzzed) -> None:
+    """The client cannot show prompts and the mode stayed manual: every edit failed closed."""
+    assert snapshot(fuzzed.workspace) == fuzzed.before

@@ -16,7 +16,7 @@ from typing import Any
 from s_code.approvals.cards import Card
 from s_code.approvals.policy import decide
 from s_code.edits.journal import Journal, reservation_conflict
-from s_code.edits.preflight import Target, prepare
+from s_code.edits.preflight import Target, prepare, prepare_one
 from s_code.edits.request import ApplyPatchArgs, plans_of
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.tools.session import Session
@@ -150,6 +150,20 @@ async def write_one(session: Session, journal: Journal, turn: str, t: Target) ->
         raise
 
 
+def recheck(session: Session, targets: list[Target]) -> None:
+    for t in targets:
+        fresh = prepare_one(session, t.plan)
+        if fresh.before != t.before or fresh.disk_before != t.disk_before:
+            actual = None if fresh.before is None else revision_of(sha256_hex(fresh.before))
+            raise SCodeError(
+                ErrorKind.STALE_REVISION,
+                f"{t.loc.display!r} changed while this batch waited for another one; read it again",
+                path=t.loc.display,
+                expected=t.plan.expected,
+                actual=actual,
+            )
+
+
 def _turn_for(session: Session, journal: Journal, turn_id: str | None) -> tuple[str, bool]:
     if turn_id is not None:
         if not journal.turn_exists(turn_id):
@@ -172,6 +186,9 @@ async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
     applied: list[dict[str, Any]] = []
     own_turn = False
     try:
+        # Another batch may have written while this one waited for its reservation: check every
+        # file again before the first write, so a stale batch writes nothing at all.
+        await asyncio.to_thread(recheck, session, targets)
         turn, own_turn = await asyncio.to_thread(_turn_for, session, journal, args.turn_id)
         for t in targets:
             entry = {

@@ -213,6 +213,7 @@ def apply_update(original: str, pf: PatchFile) -> str:
         )
     lines = original.split("\n")[:-1] if original else []
     pos = 0
+    delta = 0  # how many lines earlier hunks added (for line numbers of the original file)
     for hunk in pf.hunks:
         hits = _find_all(lines, hunk.old, pos)
         if not hits:
@@ -225,7 +226,7 @@ def apply_update(original: str, pf: PatchFile) -> str:
                 field="patch",
             )
         if len(hits) > 1:
-            numbers = [h + 1 for h in hits[:50]]
+            numbers = [h - delta + 1 for h in hits[:50]]
             raise SCodeError(
                 ErrorKind.MATCH_AMBIGUOUS,
                 f"patch line {hunk.line}: the hunk matches {pf.path!r} at lines "
@@ -238,4 +239,8 @@ def apply_update(original: str, pf: PatchFile) -> str:
         at = hits[0]
         lines[at : at + len(hunk.old)] = hunk.new
         pos = at + len(hunk.new)
-    return "".join(line + "\n" for line in lines)
+        delta += len(hunk.new) - len(hunk.old)
+    # As Codex does: the text ends with one newline, and a final empty line is that newline.
+    if not lines or lines[-1] != "":
+        lines.append("")
+    return "\n".join(lines)

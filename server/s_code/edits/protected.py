@@ -11,8 +11,6 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
-from pathspec import GitIgnoreSpec
-
 from s_code.protocol.errors import ErrorKind, SCodeError
 
 # A component with one of these names protects everything below it.
@@ -28,7 +26,11 @@ def fold(name: str) -> str:
 class ProtectedPaths:
     def __init__(self, extra_patterns: Iterable[str] = ()) -> None:
         self.extra = tuple(extra_patterns)
-        self._spec = GitIgnoreSpec.from_lines(self.extra) if self.extra else None
+        self._spec = None
+        if self.extra:
+            from pathspec import GitIgnoreSpec
+
+            self._spec = GitIgnoreSpec.from_lines(self.extra)
 
     def reason(self, parts: tuple[str, ...]) -> str | None:
         """Why ``parts`` is protected, or None."""

@@ -60,7 +60,7 @@ class FileEntry(Args):
 
 class ApplyPatchArgs(Args):
     files: list[FileEntry] | None = Field(
-        None, max_length=MAX_PATHS, description="Form 1: one entry per file."
+        None, description=f"Form 1: one entry per file (at most {MAX_PATHS})."
     )
     patch: str | None = Field(
         None, description="Form 2: '*** Begin Patch' … '*** End Patch' (Add/Update, bare @@)."
@@ -126,18 +126,19 @@ def _expected(value: str | None, field_path: str) -> str | None:
 
 
 def _edits(raw: list[dict[str, Any]], base: str) -> tuple[str, list[LineEdit], list[TextEdit]]:
+    pre = f"{base}." if base else ""
     if len(raw) > MAX_EDITS_PER_FILE:
         raise SCodeError(
             ErrorKind.LIMIT_EXCEEDED,
-            f"{base}: more than {MAX_EDITS_PER_FILE} edits",
+            f"{base or 'edits'}: more than {MAX_EDITS_PER_FILE} edits",
             limit="edits_per_file",
             max=MAX_EDITS_PER_FILE,
-            field=f"{base}.edits",
+            field=f"{pre}edits",
         )
     lines: list[LineEdit] = []
     texts: list[TextEdit] = []
     for i, item in enumerate(raw):
-        where = f"{base}.edits.{i}"
+        where = f"{pre}edits.{i}"
         if "old_text" in item:
             t = _prefixed(TextEditArgs, item, where)
             texts.append(TextEdit(t.old_text, t.new_text, where))
@@ -151,11 +152,11 @@ def _edits(raw: list[dict[str, Any]], base: str) -> tuple[str, list[LineEdit], l
     if lines and texts:
         raise SCodeError(
             ErrorKind.MIXED_EDIT_KINDS,
-            f"{base}: line edits and text edits cannot be mixed in one file",
-            field=f"{base}.edits",
+            f"{base or 'edits'}: line edits and text edits cannot be mixed in one file",
+            field=f"{pre}edits",
         )
     if not raw:
-        raise invalid_params("edits is empty", f"{base}.edits")
+        raise invalid_params("edits is empty", f"{pre}edits")
     return ("texts" if texts else "lines"), lines, texts
 
 
@@ -179,13 +180,14 @@ def _one_file(
     content: str | None,
 ) -> FilePlan:
     if (edits is None) == (content is None):
-        raise invalid_params("give either edits or content", base)
+        raise invalid_params("give either edits or content", base or "<params>")
     if content is not None:
         return FilePlan(path, base, expected, "content", content=content)
     assert edits is not None
+    pre = f"{base}." if base else ""
     kind, lines, texts = _edits(edits, base)
     if expected is None:
-        raise invalid_params("a new file is created with content, not edits", f"{base}.edits")
+        raise invalid_params("a new file is created with content, not edits", f"{pre}edits")
     return FilePlan(path, base, expected, kind, line_edits=lines, text_edits=texts)
 
 
@@ -252,7 +254,9 @@ def _legacy_plan(args: ApplyPatchArgs) -> FilePlan:
         if not has_rev
         else _expected(args.expected_revision, "expected_revision")
     )
-    return _one_file(args.path, "path", expected, args.edits, args.content)
+    plan = _one_file(args.path, "", expected, args.edits, args.content)
+    plan.field = "path"
+    return plan
 
 
 def _patch_plans(args: ApplyPatchArgs) -> list[FilePlan]:

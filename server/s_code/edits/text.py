@@ -97,8 +97,11 @@ def apply_line_edits(original: str, edits: list[LineEdit]) -> str:
     cursor = 0  # index into lines of the next original line to copy
     for e in ordered:
         out.extend(lines[cursor : e.start_line - 1])
-        if out and not out[-1].endswith("\n"):  # inserting after an unterminated last line
-            out[-1] += newline
+        last = next((chunk for chunk in reversed(out) if chunk), None)
+        if last is not None and not last.endswith("\n") and e.new_text:
+            # Appending after an unterminated last line: terminate it first.
+            idx = max(i for i, chunk in enumerate(out) if chunk)
+            out[idx] += newline
         replaced_last = e.end_line == count and count > 0 and e.end_line >= e.start_line
         text = to_newline(e.new_text, newline)
         if text and not text.endswith(newline):
@@ -123,8 +126,8 @@ def apply_text_edits(original: str, edits: list[TextEdit]) -> str:
         if not e.old_text:
             raise invalid_params("old_text is empty", f"{e.field}.old_text")
         check_not_numbered(e.new_text, f"{e.field}.new_text")
-        old = to_newline(e.old_text, newline) if "\r" not in e.old_text else e.old_text
-        new = to_newline(e.new_text, newline) if "\r" not in e.new_text else e.new_text
+        old = to_newline(e.old_text, newline)
+        new = to_newline(e.new_text, newline)
         first = text.find(old)
         if first < 0:
             raise SCodeError(

@@ -64,7 +64,7 @@ class SCodeServer(LanguageServer):
     # -- capabilities -------------------------------------------------------------------------
 
     def method_names(self) -> list[str]:
-        names = {*methods.CONTROL_METHODS, *(t.method for t in self.registry)}
+        names = {*methods.CONTROL_METHODS, *methods.TOOL_METHODS.values()}
         return sorted(names)
 
     def experimental_capability(self) -> dict[str, Any]:

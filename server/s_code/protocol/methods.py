@@ -33,6 +33,22 @@ GIT_BLAME = "s-code/git/blame"
 # Server -> client notifications.
 PLAN_UPDATED = "s-code/planUpdated"
 
+# Every tool's typed method, by tool name. The server advertises and binds these before the tool
+# layer (pydantic models) is imported; a test checks the table against the registry.
+TOOL_METHODS = {
+    "read_file": READ_FILE,
+    "apply_patch": APPLY_PATCH,
+    "list_files": LIST_FILES,
+    "search_text": SEARCH_TEXT,
+    "update_plan": UPDATE_PLAN,
+    "tool_search": TOOLS_SEARCH,
+    "git_status": GIT_STATUS,
+    "git_diff": GIT_DIFF,
+    "git_log": GIT_LOG,
+    "git_show": GIT_SHOW,
+    "git_blame": GIT_BLAME,
+}
+
 CONTROL_METHODS = (
     TOOLS_LIST,
     TOOLS_CALL,

@@ -37,14 +37,44 @@ def parse_params(model: type[M], raw: Any) -> M:
     if not isinstance(raw, dict):
         raise invalid_params(f"params must be an object, not {type(raw).__name__}", "<params>")
     try:
-        return model.model_validate(raw)
+        parsed = model.model_validate(raw)
     except ValidationError as exc:
         raise validation_error(exc) from None
+    # Lone surrogates are valid JSON escapes but not text: refuse them here, once, by field.
+    bad = _unencodable(raw, ())
+    if bad is not None:
+        raise invalid_params(
+            f"{_field_path(bad)}: the text has an unpaired UTF-16 surrogate (not valid Unicode)",
+            _field_path(bad),
+        )
+    return parsed
+
+
+def _unencodable(value: Any, path: tuple[int | str, ...]) -> tuple[int | str, ...] | None:
+    """The path of the first string (or key) that cannot be encoded as UTF-8, if any."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path or ("<params>",)
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _unencodable(key, (*path, "<key>")) or _unencodable(item, (*path, key))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _unencodable(item, (*path, i))
+            if found is not None:
+                return found
+    return None
 
 
 def validation_error(exc: ValidationError) -> SCodeError:
     errors = exc.errors(include_url=False, include_input=False)
-    first = errors[0]
+    # An unknown field is usually a typo of a missing one: name the unknown field first.
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     path = _field_path(tuple(first["loc"]))
     if first["type"] == "extra_forbidden":
         message = f"unknown field {path!r}"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from s_code.tools import edit_tools, files, plan, search
+from s_code.tools import edit_tools, files, git_tools, plan, search
 from s_code.tools.registry import Registry
 
 
 def default_registry() -> Registry:
-    return Registry().extend((*files.TOOLS, *edit_tools.TOOLS, *plan.TOOLS, *search.TOOLS))
+    return Registry().extend(
+        (*files.TOOLS, *edit_tools.TOOLS, *plan.TOOLS, *search.TOOLS, *git_tools.TOOLS)
+    )

@@ -12,7 +12,7 @@ from s_code.protocol.models import Args, Result
 from s_code.tools.registry import ToolDef
 from s_code.tools.session import Session
 from s_code.workspace.listing import list_files
-from s_code.workspace.read import read_file
+from s_code.workspace.read import load_raw, read_file
 from s_code.workspace.search import search_text
 
 # -- read_file -------------------------------------------------------------------------------------
@@ -37,10 +37,18 @@ class ReadFileResult(Result):
     )
 
 
+SMALL_FILE = 256 * 1024
+
+
 async def _read_file(session: Session, args: ReadFileArgs) -> ReadFileResult:
-    r = await asyncio.to_thread(
-        read_file, session.folders, session.overlay, args.path, args.start_line, args.end_line
-    )
+    raw = load_raw(session.folders, session.overlay, args.path)
+    read = (session.folders, session.overlay, args.path, args.start_line, args.end_line, raw)
+    # Decoding, hashing and numbering a small file cost less than a thread hop; a big one is
+    # done in a worker thread so the event loop stays free.
+    if len(raw.data) <= SMALL_FILE:
+        r = read_file(*read)
+    else:
+        r = await asyncio.to_thread(read_file, *read)
     return ReadFileResult(
         path=r.file.path,
         numbered_content=r.numbered_content,

@@ -8,12 +8,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from s_code.protocol.errors import ErrorKind, SCodeError
-from s_code.protocol.models import Args, Result
 
 if TYPE_CHECKING:
+    from s_code.protocol.models import Args, Result
     from s_code.tools.session import Session
 
-Handler = Callable[["Session", Any], Awaitable[Result]]
+Handler = Callable[["Session", Any], Awaitable["Result"]]
 Profile = Literal["core", "specialized"]
 
 
@@ -85,3 +85,23 @@ class Registry:
 
     def __iter__(self) -> Iterator[ToolDef]:
         return iter(self.tools.values())
+
+
+class LazyRegistry(Registry):
+    """A registry built on first use, so the server answers ``initialize`` before the tool layer
+    (and pydantic) is imported."""
+
+    def __init__(self, factory: Callable[[], Registry]) -> None:
+        self._factory: Callable[[], Registry] | None = factory
+        self._tools: dict[str, ToolDef] = {}
+
+    @property
+    def tools(self) -> dict[str, ToolDef]:
+        if self._factory is not None:
+            factory, self._factory = self._factory, None
+            self._tools = factory().tools
+        return self._tools
+
+    @tools.setter
+    def tools(self, value: dict[str, ToolDef]) -> None:
+        self._tools = value

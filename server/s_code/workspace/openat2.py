@@ -58,24 +58,28 @@ def _openat2(dirfd: int, path: str, flags: int, mode: int) -> int:
     raise OSError(errno.EAGAIN, "openat2 kept answering EAGAIN (concurrent renames)", path)
 
 
+def _open_nofollow(name: str, flags: int, mode: int, dir_fd: int) -> int:
+    try:
+        return os.open(name, flags, mode, dir_fd=dir_fd)
+    except NotADirectoryError:
+        # O_NOFOLLOW|O_DIRECTORY on a symlink says ENOTDIR: tell the two apart.
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if (st.st_mode & 0o170000) == 0o120000:
+            raise OSError(errno.ELOOP, "symlink in path", name) from None
+        raise
+
+
 def _walk_open(dirfd: int, parts: tuple[str, ...], flags: int, mode: int) -> int:
     """Component-wise fallback: every directory opened with ``O_NOFOLLOW | O_DIRECTORY``."""
     dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     current = dirfd
     try:
         for name in parts[:-1]:
-            try:
-                nxt = os.open(name, dir_flags, dir_fd=current)
-            except NotADirectoryError:
-                # O_NOFOLLOW|O_DIRECTORY on a symlink may say ENOTDIR: tell the two apart.
-                st = os.stat(name, dir_fd=current, follow_symlinks=False)
-                if (st.st_mode & 0o170000) == 0o120000:
-                    raise OSError(errno.ELOOP, "symlink in path", name) from None
-                raise
+            nxt = _open_nofollow(name, dir_flags, 0, current)
             if current != dirfd:
                 os.close(current)
             current = nxt
-        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=current)
+        return _open_nofollow(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, current)
     finally:
         if current != dirfd:
             os.close(current)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
@@ -40,12 +41,31 @@ def decode_text(data: bytes, path: str) -> str:
         ) from None
 
 
+@dataclass(frozen=True)
+class Raw:
+    """A file's bytes as found (decoding and hashing come after, maybe in a worker thread)."""
+
+    path: str
+    data: bytes
+    buffer: str | None  # the editor buffer's text when the document is open
+
+    def text(self) -> FileText:
+        if self.buffer is not None:
+            decode_text(self.data, self.path)
+            return FileText(self.path, self.buffer, sha256_hex(self.data), "buffer")
+        return FileText(self.path, decode_text(self.data, self.path), sha256_hex(self.data), "disk")
+
+
 def load_text(folders: Folders, overlay: Overlay, path: str, field: str = "path") -> FileText:
     """The current text of ``path``: the open editor buffer if there is one, else the disk bytes.
 
     The path is always resolved through its WorkspaceRoot first, so a buffer open on a path that
     goes through a symlink is refused like the disk file would be.
     """
+    return load_raw(folders, overlay, path, field).text()
+
+
+def load_raw(folders: Folders, overlay: Overlay, path: str, field: str = "path") -> Raw:
     loc = folders.locate(path, field)
     disk: bytes | None = None
     try:
@@ -65,11 +85,10 @@ def load_text(folders: Folders, overlay: Overlay, path: str, field: str = "path"
                 max=MAX_FILE_BYTES,
                 path=loc.display,
             )
-        decode_text(data, loc.display)
-        return FileText(loc.display, buffer, sha256_hex(data), "buffer")
+        return Raw(loc.display, data, buffer)
     if disk is None:
         raise missing
-    return FileText(loc.display, decode_text(disk, loc.display), sha256_hex(disk), "disk")
+    return Raw(loc.display, disk, None)
 
 
 def split_lines(text: str) -> list[str]:
@@ -82,12 +101,26 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def number_lines(lines: list[str], first: int) -> str:
-    width = max(NUMBER_WIDTH, len(str(first + len(lines) - 1)))
-    out = []
-    for i, line in enumerate(lines, start=first):
-        out.append(f"{i:>{width}}\t{line.removesuffix(chr(13))}")
-    return "\n".join(out) + ("\n" if out else "")
+def number_lines(lines: list[str], first: int, strip_cr: bool = True) -> str:
+    if not lines:
+        return ""
+    last = first + len(lines) - 1
+    width = max(NUMBER_WIDTH, len(str(last)))
+    if strip_cr:
+        lines = [line.removesuffix("\r") for line in lines]
+    return "\n".join(map(operator.add, _prefixes(width, first, last), lines)) + "\n"
+
+
+_PREFIXES: list[str] = []
+
+
+def _prefixes(width: int, first: int, last: int) -> list[str]:
+    """``"     1\t"``-style prefixes, cached for the common width."""
+    if width != NUMBER_WIDTH:
+        return [f"{i:>{width}}\t" for i in range(first, last + 1)]
+    if len(_PREFIXES) < last:
+        _PREFIXES.extend(f"{i:>{width}}\t" for i in range(len(_PREFIXES) + 1, last + 1))
+    return _PREFIXES[first - 1 : last]
 
 
 @dataclass(frozen=True)
@@ -100,7 +133,12 @@ class ReadResult:
 
 
 def read_file(
-    folders: Folders, overlay: Overlay, path: str, start_line: int | None, end_line: int | None
+    folders: Folders,
+    overlay: Overlay,
+    path: str,
+    start_line: int | None,
+    end_line: int | None,
+    raw: Raw | None = None,
 ) -> ReadResult:
     if start_line is not None and start_line < 1:
         raise invalid_params("start_line must be 1 or more", "start_line")
@@ -108,7 +146,7 @@ def read_file(
         raise invalid_params("end_line must be 1 or more", "end_line")
     if start_line is not None and end_line is not None and end_line < start_line:
         raise invalid_params("end_line is before start_line", "end_line")
-    ft = load_text(folders, overlay, path)
+    ft = (raw or load_raw(folders, overlay, path)).text()
     lines = split_lines(ft.text)
     count = len(lines)
     first = start_line or 1
@@ -116,4 +154,6 @@ def read_file(
         raise invalid_params(f"start_line {first} is past the end ({count} lines)", "start_line")
     last = min(end_line or count, count)
     shown = lines[first - 1 : last] if count else []
-    return ReadResult(ft, number_lines(shown, first), count, first if count else 0, last)
+    return ReadResult(
+        ft, number_lines(shown, first, "\r" in ft.text), count, first if count else 0, last
+    )

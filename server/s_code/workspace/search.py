@@ -177,6 +177,8 @@ async def search_text(
     max_results: int,
 ) -> SearchResult:
     loc = folders.locate(path)
+    if "\x00" in pattern:
+        raise invalid_params("pattern contains a NUL byte", "pattern")
     for i, g in enumerate(globs):
         bare = g.removeprefix("!")
         if "\x00" in g or bare.startswith("/") or ".." in bare.split("/"):

@@ -1,0 +1,228 @@
+"""Spawning git: fixed global options, ``-c`` overrides, a clean environment, bounded output.
+
+Every git child gets ``--no-pager --literal-pathspecs --no-optional-locks --git-dir=G
+--work-tree=W`` and the overrides below (command-line config beats the repository's), stdin
+``/dev/null``, no controlling terminal (a new session), the environment of :mod:`s_code.git.env`,
+a byte bound on stdout (the rest is cut and marked) and a timeout (the process group is killed).
+``subprocess.Popen`` runs in a worker thread: asyncio's child watcher lost exit codes here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from s_code.git.binary import CHOICE
+from s_code.git.env import build_env
+from s_code.protocol.errors import ErrorKind, SCodeError
+
+OVERRIDES: tuple[str, ...] = (
+    "core.fsmonitor=",
+    "core.hooksPath=/dev/null",
+    "diff.external=",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "submodule.recurse=false",
+    "fetch.recurseSubmodules=false",
+    "diff.ignoreSubmodules=all",
+    "status.submoduleSummary=false",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "log.showSignature=false",
+    "protocol.allow=never",
+    *(f"protocol.{p}.allow=never" for p in ("file", "ext", "git", "ssh", "http", "https", "fd")),
+    "safe.bareRepository=explicit",
+    "core.pager=cat",
+    "core.editor=false",
+    "sequence.editor=false",
+    "core.askPass=",
+    "credential.helper=",
+    "core.attributesFile=/dev/null",
+    "core.alternateRefsCommand=",
+    "interactive.diffFilter=",
+    "core.untrackedCache=false",
+    "blame.ignoreRevsFile=",
+    "diff.orderFile=/dev/null",
+    # Output shapes the parsers rely on.
+    "color.ui=false",
+    "core.quotePath=true",
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.relative=false",
+    "diff.colorMoved=no",
+    "log.decorate=false",
+    "log.abbrevCommit=false",
+    "log.follow=false",
+    "i18n.logOutputEncoding=UTF-8",
+)
+"""``-c`` overrides on every git operation (SECURITY.md §2)."""
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_BYTES = 8 << 20
+MAX_STDERR = 64 << 10
+
+
+@dataclass(frozen=True)
+class GitOutput:
+    argv: tuple[str, ...]
+    stdout: bytes
+    stderr: str
+    returncode: int
+    truncated: bool
+    duration_ms: int
+
+
+@dataclass
+class Handle:
+    """One git process, stoppable from the event loop while a worker thread reads it."""
+
+    proc: subprocess.Popen[bytes] | None = None
+    stopped: bool = False
+    timed_out: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+            if self.proc is not None and self.proc.poll() is None:
+                _kill_group(self.proc)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+
+
+def global_argv(git: str, git_dir: str, work_tree: str, *, overrides: bool = True) -> list[str]:
+    argv = [
+        git,
+        "--no-pager",
+        "--literal-pathspecs",
+        "--no-optional-locks",
+        f"--git-dir={git_dir}",
+        f"--work-tree={work_tree}",
+    ]
+    for item in OVERRIDES if overrides else ("safe.bareRepository=explicit",):
+        argv += ["-c", item]
+    return argv
+
+
+def _spawn_sync(
+    argv: list[str],
+    env: dict[str, str],
+    cwd: str,
+    max_bytes: int,
+    timeout: float,
+    handle: Handle,
+) -> GitOutput:
+    started = time.monotonic()
+    with tempfile.TemporaryFile() as err:
+        with handle.lock:
+            if handle.stopped:
+                raise asyncio.CancelledError
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                start_new_session=True,
+                close_fds=True,
+            )
+            handle.proc = proc
+
+        def expire() -> None:
+            handle.timed_out = True
+            handle.stop()
+
+        timer = threading.Timer(timeout, expire)
+        timer.daemon = True
+        timer.start()
+        chunks: list[bytes] = []
+        total = 0
+        truncated = False
+        assert proc.stdout is not None
+        try:
+            while True:
+                chunk = os.read(proc.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    break
+                if total + len(chunk) > max_bytes:
+                    chunks.append(chunk[: max_bytes - total])
+                    truncated = True
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+        finally:
+            timer.cancel()
+            if proc.poll() is None and (truncated or handle.stopped):
+                _kill_group(proc)
+            proc.stdout.close()
+            code = proc.wait()
+        err.seek(0)
+        stderr = err.read(MAX_STDERR).decode("utf-8", "replace")
+    if handle.timed_out:
+        raise SCodeError(
+            ErrorKind.TIMEOUT,
+            f"git {_subcommand(argv)} took longer than {timeout:g}s",
+            limit=timeout,
+        )
+    if handle.stopped:
+        raise asyncio.CancelledError
+    return GitOutput(
+        tuple(argv),
+        b"".join(chunks),
+        stderr,
+        code,
+        truncated,
+        int((time.monotonic() - started) * 1000),
+    )
+
+
+def _subcommand(argv: list[str]) -> str:
+    skip = False
+    for a in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if a == "-c":
+            skip = True
+            continue
+        if not a.startswith("-"):
+            return a
+    return "?"
+
+
+async def spawn(
+    git_dir: str,
+    work_tree: str,
+    tail: list[str],
+    *,
+    roots: Iterable[str],
+    overrides: bool = True,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> GitOutput:
+    """Run ``git <global options> <tail>`` with the top of the work tree as cwd."""
+    roots = tuple(roots)
+    binary = CHOICE.get(roots)  # re-stat'ed here, immediately before the spawn
+    argv = [*global_argv(binary.path, git_dir, work_tree, overrides=overrides), *tail]
+    env = build_env(binary.directory, roots)
+    handle = Handle()
+    try:
+        return await asyncio.to_thread(
+            _spawn_sync, argv, env, work_tree, max_bytes, timeout, handle
+        )
+    except asyncio.CancelledError:
+        handle.stop()
+        raise

@@ -1,0 +1,272 @@
+"""Racing batches: two sidecars on one workspace and one state store, and two requests on one.
+
+Each round both sides read the same revisions and send a batch over overlapping targets, each
+file's content carrying the batch's marker. Whatever the timing, every batch is all or nothing:
+the files end as exactly one batch's complete version set, the winner gets success, the loser
+gets ``reservation_conflict`` or ``stale_revision`` (or ``partially_applied`` whose
+``appliedPaths`` is empty and whose cause is ``stale_revision``: nothing written), never a mix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import sys
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from s_code.client import RpcError, StdioClient
+from s_code.edits import engine
+from s_code.edits.engine import apply_patch
+from s_code.edits.request import ApplyPatchArgs
+from s_code.protocol.errors import SCodeError
+from s_code.protocol.models import parse_params
+from s_code.state.store import Store
+from s_code.tools.builtin import default_registry
+from s_code.tools.session import Session
+from s_code.workspace.folders import Folders
+from s_code.workspace.writes import TEMP_MARK
+
+FILES = 8
+SIZE = 32 * 1024
+ROUNDS = 20
+APPLY = "s-code/applyPatch"
+
+
+def rev(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def name(i: int) -> str:
+    return f"f{i}.txt"
+
+
+def body(marker: str, i: int) -> str:
+    line = f"{marker} {name(i)} " + "." * 40 + "\n"
+    return f"{marker}\n" + line * (SIZE // len(line))
+
+
+def marker_of(data: bytes) -> str:
+    return data.split(b"\n", 1)[0].decode()
+
+
+class Workspace:
+    def __init__(self, base: Path) -> None:
+        self.root = base / "ws"
+        self.root.mkdir()
+        self.state = base / "state"
+        self.env = dict(os.environ, S_CODE_STATE_DIR=str(self.state))
+        self.log = open(base / "servers-stderr.log", "wb")  # noqa: SIM115
+        for i in range(FILES):
+            (self.root / name(i)).write_text(body("initial", i))
+
+    def start(self) -> StdioClient:
+        client = StdioClient(
+            [sys.executable, "-m", "s_code", "serve"], env=self.env, stderr=self.log
+        )
+        client.initialize(str(self.root), options={"permissionMode": "accept-edits"})
+        return client
+
+    def disk(self) -> dict[int, bytes]:
+        return {i: (self.root / name(i)).read_bytes() for i in range(FILES)}
+
+    def batch(self, marker: str, order: list[int], current: dict[int, bytes]) -> dict[str, Any]:
+        return {
+            "files": [
+                {
+                    "path": name(i),
+                    "expected_revision": rev(current[i]),
+                    "content": body(marker, i),
+                }
+                for i in order
+            ]
+        }
+
+    def check_clean(self) -> None:
+        assert sorted(os.listdir(self.root)) == sorted(name(i) for i in range(FILES))
+        assert not any(TEMP_MARK in n for n in os.listdir(self.root))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Iterator[Workspace]:
+    w = Workspace(tmp_path)
+    yield w
+    w.log.close()
+
+
+Outcome = tuple[str, Any]  # ("ok", result) or (kind, error data)
+
+
+def send(client: StdioClient, raw: dict[str, Any], barrier: threading.Barrier) -> Outcome:
+    barrier.wait(timeout=30)
+    try:
+        return "ok", client.request(APPLY, raw, timeout=60)
+    except RpcError as err:
+        return str(err.kind), err.data
+
+
+def nothing_written(outcome: Outcome) -> bool:
+    kind, data = outcome
+    if kind in ("reservation_conflict", "stale_revision"):
+        return True
+    return (
+        kind == "partially_applied"
+        and data["appliedPaths"] == []
+        and data["cause"]["kind"] == "stale_revision"
+    )
+
+
+def race(
+    workspace: Workspace,
+    clients: tuple[StdioClient, StdioClient],
+    targets: tuple[list[int], list[int]],
+) -> Counter[str]:
+    """ROUNDS races of batch A (clients[0]) against batch B (clients[1]); checks every round."""
+    seen: Counter[str] = Counter()
+    with ThreadPoolExecutor(2) as pool:
+        for r in range(ROUNDS):
+            current = workspace.disk()
+            markers = (f"A{r}", f"B{r}")
+            raws = [workspace.batch(m, t, current) for m, t in zip(markers, targets, strict=True)]
+            barrier = threading.Barrier(2)
+            futures = [
+                pool.submit(send, c, raw, barrier) for c, raw in zip(clients, raws, strict=True)
+            ]
+            outcomes = [f.result(timeout=90) for f in futures]
+            after = workspace.disk()
+            winners = [k for k, o in enumerate(outcomes) if o[0] == "ok"]
+            assert len(winners) == 1, (r, outcomes)
+            win = winners[0]
+            lose = 1 - win
+            assert nothing_written(outcomes[lose]), (r, outcomes[lose])
+            assert [a["path"] for a in outcomes[win][1]["applied"]] == [
+                name(i) for i in targets[win]
+            ]
+            for i in range(FILES):
+                # The loser wrote nothing, not even the files only it named.
+                expected = body(markers[win], i).encode() if i in targets[win] else current[i]
+                assert after[i] == expected, (
+                    f"round {r}: {name(i)} holds {marker_of(after[i])!r}, expected "
+                    f"{marker_of(expected)!r}; outcomes {outcomes}"
+                )
+            seen[outcomes[lose][0]] += 1
+    workspace.check_clean()
+    return seen
+
+
+def test_two_servers_identical_targets(workspace: Workspace) -> None:
+    a, b = workspace.start(), workspace.start()
+    try:
+        everything = list(range(FILES))
+        seen = race(workspace, (a, b), (everything, everything[::-1]))
+    finally:
+        a.close()
+        b.close()
+    assert sum(seen.values()) == ROUNDS
+
+
+def test_two_servers_partly_overlapping_targets(workspace: Workspace) -> None:
+    """B's own files come first: it must not write them once A won the shared ones."""
+    a, b = workspace.start(), workspace.start()
+    try:
+        seen = race(workspace, (a, b), ([0, 1, 2, 3, 4, 5], [7, 6, 5, 4, 3, 2]))
+    finally:
+        a.close()
+        b.close()
+    assert sum(seen.values()) == ROUNDS
+
+
+def test_one_server_two_concurrent_requests_identical_targets(workspace: Workspace) -> None:
+    client = workspace.start()
+    try:
+        everything = list(range(FILES))
+        seen = race(workspace, (client, client), (everything, everything[::-1]))
+    finally:
+        client.close()
+    assert sum(seen.values()) == ROUNDS
+
+
+def test_one_server_two_concurrent_requests_partly_overlapping(workspace: Workspace) -> None:
+    client = workspace.start()
+    try:
+        seen = race(workspace, (client, client), ([0, 1, 2, 3, 4, 5], [7, 6, 5, 4, 3, 2]))
+    finally:
+        client.close()
+    assert sum(seen.values()) == ROUNDS
+
+
+# -- in-process, deterministic: both batches pass preflight before either reserves ---------------
+
+
+@pytest.fixture
+def sessions(tmp_path: Path) -> Iterator[tuple[Path, Session]]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(FILES):
+        (ws / name(i)).write_text(body("initial", i))
+    session = Session(
+        folders=Folders.open([(str(ws), None)]),
+        registry=default_registry(),
+        store=Store(str(tmp_path / "state" / "state.sqlite3")).workspace(os.path.realpath(ws)),
+        permission_mode="accept-edits",
+    )
+    yield ws, session
+    session.folders.close()
+    assert session.store is not None
+    session.store.store.close()
+
+
+@pytest.mark.parametrize(
+    "targets",
+    [([0, 1, 2, 3], [3, 2, 1, 0]), ([0, 1, 2, 3, 4, 5], [7, 6, 5, 4, 3, 2])],
+    ids=["identical", "partly-overlapping"],
+)
+async def test_one_session_batches_preflighted_together(
+    sessions: tuple[Path, Session],
+    monkeypatch: pytest.MonkeyPatch,
+    targets: tuple[list[int], list[int]],
+) -> None:
+    ws, session = sessions
+    both_preflighted = asyncio.Event()
+    arrived: list[int] = []
+    original = engine.reserve
+
+    async def reserve_after_both(journal: Any, ts: Any, owner: str) -> None:
+        arrived.append(1)
+        if len(arrived) == 2:
+            both_preflighted.set()
+        await both_preflighted.wait()
+        await original(journal, ts, owner)
+
+    monkeypatch.setattr(engine, "reserve", reserve_after_both)
+    current = {i: (ws / name(i)).read_bytes() for i in range(FILES)}
+
+    async def run(marker: str, order: list[int]) -> Outcome:
+        raw = {
+            "files": [
+                {"path": name(i), "expected_revision": rev(current[i]), "content": body(marker, i)}
+                for i in order
+            ]
+        }
+        try:
+            return "ok", await apply_patch(session, parse_params(ApplyPatchArgs, raw))
+        except SCodeError as err:
+            return err.kind.value, err.data
+
+    outcomes = await asyncio.gather(run("A", targets[0]), run("B", targets[1]))
+    assert len(arrived) == 2
+    winners = [k for k, o in enumerate(outcomes) if o[0] == "ok"]
+    assert len(winners) == 1, outcomes
+    win = winners[0]
+    assert nothing_written(outcomes[1 - win]), outcomes[1 - win]
+    for i in range(FILES):
+        expected = body("AB"[win], i).encode() if i in targets[win] else current[i]
+        got = (ws / name(i)).read_bytes()
+        assert got == expected, f"{name(i)} holds {marker_of(got)!r}: {outcomes}"
