@@ -7,7 +7,7 @@ from s_code.tools.builtin import default_registry
 
 
 def test_tool_methods_table_is_the_registry() -> None:
-    assert methods.TOOL_METHODS == {t.name: t.method for t in default_registry()}
+    assert {t.name: t.method for t in default_registry()} == methods.TOOL_METHODS
 
 
 def test_starting_the_server_does_not_load_the_tool_layer() -> None:
