@@ -21,6 +21,8 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_edits
+import bench_git
 import bench_latency
 import bench_process
 import bench_search
@@ -31,6 +33,9 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "cold-start": bench_process.run_cold_start,
     "rss": bench_process.run_idle_rss,
     "search": bench_search.run,
+    "edits": bench_edits.run_batch,
+    "edit-latency": bench_edits.run_single,
+    "git": bench_git.run,
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 import uuid
 from typing import Any
@@ -16,12 +17,12 @@ from typing import Any
 from s_code.approvals.cards import Card
 from s_code.approvals.policy import decide
 from s_code.edits.journal import Journal, reservation_conflict
-from s_code.edits.preflight import Target, prepare, prepare_one
+from s_code.edits.preflight import Target, prepare
 from s_code.edits.request import ApplyPatchArgs, plans_of
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.tools.session import Session
 from s_code.workspace.documents import revision_of, sha256_hex
-from s_code.workspace.writes import write_atomic
+from s_code.workspace.writes import read_current, temp_name, write_atomic
 
 RESERVATION_WAIT = 2.0
 TURN_KEY = "turn"
@@ -100,7 +101,7 @@ def _check(expected_sha: str | None, path: str):  # type: ignore[no-untyped-def]
     return final_check
 
 
-def _write_disk(journal: Journal, record: int, t: Target) -> bool:
+def _write_disk(journal: Journal, record: int, t: Target, tmp: str) -> bool:
     written = write_atomic(
         t.loc.root,
         t.loc.parts,
@@ -109,26 +110,41 @@ def _write_disk(journal: Journal, record: int, t: Target) -> bool:
         final_check=_check(
             None if t.disk_before is None else sha256_hex(t.disk_before), t.loc.display
         ),
-        on_temp=lambda name: journal.set_temp(record, name),
+        tmp=tmp,
     )
-    journal.mark_applied(record)
     return written.durable
 
 
+def record_pending(journal: Journal, turn: str, targets: list[Target]) -> None:
+    """One transaction: a pending undo record (with its temp name) for every target."""
+    rows = []
+    for t in targets:
+        t.tmp = temp_name(t.loc.parts[-1]) if t.via == "disk" else None
+        rows.append(
+            dict(
+                turn_id=turn,
+                root=t.loc.root.real_path,
+                rel=t.loc.rel,
+                display=t.loc.display,
+                via=t.via,
+                created=t.created,
+                original=t.before,
+                sha_before=t.sha_before,
+                sha_after=t.sha_after,
+                temp_name=t.tmp,
+            )
+        )
+    for t, record in zip(targets, journal.add_pending_many(rows), strict=True):
+        t.record_id = record
+
+
 async def write_one(session: Session, journal: Journal, turn: str, t: Target) -> bool:
-    """Write one target; returns whether it is durable. Raises with the reason on failure."""
-    record = await asyncio.to_thread(
-        journal.add_pending,
-        turn,
-        t.loc.root.real_path,
-        t.loc.rel,
-        t.loc.display,
-        via=t.via,
-        created=t.created,
-        original=t.before,
-        sha_before=t.sha_before,
-        sha_after=t.sha_after,
-    )
+    """Write one target; returns whether it is durable. Raises with the reason on failure (and
+    its pending record is dropped). Its record is marked applied by the caller."""
+    if t.record_id is None:
+        await asyncio.to_thread(record_pending, journal, turn, [t])
+    assert t.record_id is not None
+    record, tmp = t.record_id, t.tmp or ""
     try:
         if t.via == "editor":
             assert t.doc is not None
@@ -142,19 +158,34 @@ async def write_one(session: Session, journal: Journal, turn: str, t: Target) ->
                     "changed, or the user declined)",
                     path=t.loc.display,
                 )
-            await asyncio.to_thread(journal.mark_applied, record)
             return True
-        return await asyncio.to_thread(_write_disk, journal, record, t)
+        return await asyncio.to_thread(_write_disk, journal, record, t, tmp)
     except BaseException:
         await asyncio.to_thread(journal.drop, record)
+        t.record_id = None
         raise
+
+
+def _current(session: Session, t: Target) -> tuple[bytes | None, bytes | None]:
+    """(what read_file would show now, the disk bytes now) for a target."""
+    dir_fd = t.loc.root.open_parts(t.loc.parts[:-1], os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        disk = read_current(dir_fd, t.loc.parts[-1])
+    finally:
+        os.close(dir_fd)
+    doc = session.overlay.document(t.loc.abs_paths())
+    shown = doc.text.encode("utf-8", "surrogatepass") if doc is not None else disk
+    return shown, disk
 
 
 def recheck(session: Session, targets: list[Target]) -> None:
     for t in targets:
-        fresh = prepare_one(session, t.plan)
-        if fresh.before != t.before or fresh.disk_before != t.disk_before:
-            actual = None if fresh.before is None else revision_of(sha256_hex(fresh.before))
+        try:
+            shown, disk = _current(session, t)
+        except SCodeError:
+            shown, disk = b"", b""  # gone or unreachable: stale either way
+        if shown != t.before or disk != t.disk_before:
+            actual = None if shown is None else revision_of(sha256_hex(shown))
             raise SCodeError(
                 ErrorKind.STALE_REVISION,
                 f"{t.loc.display!r} changed while this batch waited for another one; read it again",
@@ -176,8 +207,7 @@ def _turn_for(session: Session, journal: Journal, turn_id: str | None) -> tuple[
 
 
 async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
-    raw = args.model_dump(exclude_unset=True)
-    plans = plans_of(args, raw)
+    plans = plans_of(args)
     journal = journal_of(session)
     targets = await asyncio.to_thread(prepare, session, plans)
     await approve(session, targets, legacy="path" in args.model_fields_set)
@@ -190,6 +220,7 @@ async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
         # file again before the first write, so a stale batch writes nothing at all.
         await asyncio.to_thread(recheck, session, targets)
         turn, own_turn = await asyncio.to_thread(_turn_for, session, journal, args.turn_id)
+        await asyncio.to_thread(record_pending, journal, turn, targets)
         for t in targets:
             entry = {
                 "path": t.loc.display,
@@ -223,6 +254,13 @@ async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
                     turn_id=turn,
                 )
     finally:
+        # Written files' records become "applied"; files never attempted leave no record.
+        written = {a["path"] for a in applied}
+        await asyncio.to_thread(
+            journal.settle,
+            [t.record_id for t in targets if t.record_id and t.loc.display in written],
+            [t.record_id for t in targets if t.record_id and t.loc.display not in written],
+        )
         if own_turn:
             await asyncio.to_thread(journal.end_turn, turn)
         await asyncio.to_thread(journal.release, owner)

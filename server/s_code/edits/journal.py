@@ -79,12 +79,13 @@ class Journal:
         original: bytes | None,
         sha_before: str | None,
         sha_after: str,
+        temp_name: str | None = None,
     ) -> int:
         def work(conn: sqlite3.Connection) -> int:
             cur = conn.execute(
                 "INSERT INTO undo_records (turn_id, root, rel, display, status, via, created, "
-                "original, sha_before, sha_after, recorded_at) "
-                "VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
+                "original, sha_before, sha_after, temp_name, recorded_at) "
+                "VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
                 (
                     turn_id,
                     root,
@@ -95,6 +96,7 @@ class Journal:
                     original,
                     sha_before,
                     sha_after,
+                    temp_name,
                     time.time(),
                 ),
             )
@@ -102,6 +104,46 @@ class Journal:
 
         result: int = self.store.transaction(work)
         return result
+
+    def add_pending_many(self, rows: list[dict[str, Any]]) -> list[int]:
+        def work(conn: sqlite3.Connection) -> list[int]:
+            ids = []
+            for r in rows:
+                cur = conn.execute(
+                    "INSERT INTO undo_records (turn_id, root, rel, display, status, via, created, "
+                    "original, sha_before, sha_after, temp_name, recorded_at) "
+                    "VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        r["turn_id"],
+                        r["root"],
+                        r["rel"],
+                        r["display"],
+                        r["via"],
+                        int(r["created"]),
+                        r["original"],
+                        r["sha_before"],
+                        r["sha_after"],
+                        r["temp_name"],
+                        time.time(),
+                    ),
+                )
+                ids.append(int(cur.lastrowid or 0))
+            return ids
+
+        result: list[int] = self.store.transaction(work)
+        return result
+
+    def settle(self, applied: list[int], dropped: list[int]) -> None:
+        """Mark the records of written files applied and remove the others, in one transaction."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "UPDATE undo_records SET status = 'applied', temp_name = NULL WHERE id = ?",
+                [(i,) for i in applied],
+            )
+            conn.executemany("DELETE FROM undo_records WHERE id = ?", [(i,) for i in dropped])
+
+        self.store.transaction(work)
 
     def set_temp(self, record_id: int, temp_name: str) -> None:
         self.store.execute(

@@ -31,6 +31,8 @@ class Target:
     disk_before: bytes | None
     after: bytes
     via: str  # "editor" or "disk"
+    record_id: int | None = None  # its pending journal record, once written
+    tmp: str | None = None  # the temp file name recorded for crash cleanup
 
     @property
     def created(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
@@ -139,7 +140,11 @@ def _edits(raw: list[dict[str, Any]], base: str) -> tuple[str, list[LineEdit], l
     texts: list[TextEdit] = []
     for i, item in enumerate(raw):
         where = f"{pre}edits.{i}"
-        if "old_text" in item:
+        if _plain(item, _LINE_KEYS):  # the common, well-formed case, without a model
+            lines.append(LineEdit(item["start_line"], item["end_line"], item["new_text"], where))
+        elif _plain(item, _TEXT_KEYS) and item["old_text"]:
+            texts.append(TextEdit(item["old_text"], item["new_text"], where))
+        elif "old_text" in item:
             t = _prefixed(TextEditArgs, item, where)
             texts.append(TextEdit(t.old_text, t.new_text, where))
         elif "start_line" in item or "end_line" in item:
@@ -160,9 +165,18 @@ def _edits(raw: list[dict[str, Any]], base: str) -> tuple[str, list[LineEdit], l
     return ("texts" if texts else "lines"), lines, texts
 
 
+_LINE_KEYS = {"start_line": int, "end_line": int, "new_text": str}
+_TEXT_KEYS = {"old_text": str, "new_text": str}
+
+
+def _plain(item: dict[str, Any], keys: Mapping[str, type]) -> bool:
+    """Exactly these keys with exactly these types (bool is not an int here)."""
+    return len(item) == len(keys) and all(type(item.get(k)) is kind for k, kind in keys.items())
+
+
 def _prefixed(model: type[Any], raw: Any, where: str) -> Any:
     try:
-        return parse_params(model, raw)
+        return parse_params(model, raw, check_text=False)  # the whole request was checked
     except SCodeError as err:
         inner = err.data.get("field")
         err.data["field"] = where if inner in (None, "<params>") else f"{where}.{inner}"
@@ -191,9 +205,12 @@ def _one_file(
     return FilePlan(path, base, expected, kind, line_edits=lines, text_edits=texts)
 
 
-def plans_of(args: ApplyPatchArgs, raw: Any) -> list[FilePlan]:
+def plans_of(args: ApplyPatchArgs, raw: Any = None) -> list[FilePlan]:
     """Normalize the request into one plan per file, refusing mixed or incomplete forms."""
-    size = len(json.dumps(raw, ensure_ascii=False).encode())
+    if raw is None:
+        size = len(args.__pydantic_serializer__.to_json(args, exclude_unset=True))
+    else:
+        size = len(json.dumps(raw, ensure_ascii=False).encode())
     if size > MAX_BYTES:
         raise SCodeError(
             ErrorKind.LIMIT_EXCEEDED,

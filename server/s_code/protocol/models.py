@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -30,7 +31,7 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc) or "<params>"
 
 
-def parse_params(model: type[M], raw: Any) -> M:
+def parse_params(model: type[M], raw: Any, *, check_text: bool = True) -> M:
     """Validate raw JSON params against ``model``; the first error names its field path."""
     if raw is None:
         raw = {}
@@ -41,13 +42,24 @@ def parse_params(model: type[M], raw: Any) -> M:
     except ValidationError as exc:
         raise validation_error(exc) from None
     # Lone surrogates are valid JSON escapes but not text: refuse them here, once, by field.
-    bad = _unencodable(raw, ())
+    bad = _unencodable(raw, ()) if check_text and not _all_encodable(raw) else None
     if bad is not None:
         raise invalid_params(
             f"{_field_path(bad)}: the text has an unpaired UTF-16 surrogate (not valid Unicode)",
             _field_path(bad),
         )
     return parsed
+
+
+def _all_encodable(raw: Any) -> bool:
+    """One C-speed pass: can every string in ``raw`` be encoded as UTF-8?"""
+    try:
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    except (TypeError, ValueError):
+        return True  # not JSON data: leave it to the model
+    return True
 
 
 def _unencodable(value: Any, path: tuple[int | str, ...]) -> tuple[int | str, ...] | None:

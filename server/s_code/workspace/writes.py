@@ -114,6 +114,7 @@ def write_atomic(
     create: bool,
     final_check: Callable[[bytes | None], None],
     on_temp: Callable[[str], None] = lambda _name: None,
+    tmp: str | None = None,
 ) -> Written:
     """Write ``data`` to ``parts`` durably, or not at all.
 
@@ -123,7 +124,7 @@ def write_atomic(
     """
     name = parts[-1]
     dir_fd = open_parent(root, parts, create=create)
-    tmp = temp_name(name)
+    tmp = tmp or temp_name(name)
     try:
         mode = 0o666 & ~_UMASK
         if not create:
