@@ -182,8 +182,10 @@ def recheck(session: Session, targets: list[Target]) -> None:
     for t in targets:
         try:
             shown, disk = _current(session, t)
-        except SCodeError:
-            shown, disk = b"", b""  # gone or unreachable: stale either way
+        except SCodeError as exc:
+            if exc.kind is not ErrorKind.NOT_FOUND:  # e.g. a parent became a symlink
+                raise
+            shown, disk = None, None  # the parent directory does not exist (yet)
         if shown != t.before or disk != t.disk_before:
             actual = None if shown is None else revision_of(sha256_hex(shown))
             raise SCodeError(

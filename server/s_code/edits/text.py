@@ -46,6 +46,8 @@ def to_newline(text: str, newline: str) -> str:
 
 def check_not_numbered(new_text: str, field: str) -> None:
     """Refuse text that still carries read_file's ``   12\\t`` prefixes on every line."""
+    if "\t" not in new_text:  # every prefix ends with a tab
+        return
     lines = [line for line in new_text.split("\n") if line.strip()]
     if lines and all(_NUMBERED.match(line) for line in lines):
         raise invalid_params(

@@ -12,6 +12,8 @@ every inherited ``GIT_*`` (``GIT_CONFIG_PARAMETERS`` beats ``GIT_CONFIG_COUNT``,
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import stat
 import tempfile
@@ -67,7 +69,14 @@ def private_home() -> str:
     with _home_lock:
         if _home is None or not _usable_home(_home):
             _home = tempfile.mkdtemp(prefix="s-code-git-home-")
+            atexit.register(_remove_home, _home)
         return _home
+
+
+def _remove_home(path: str) -> None:
+    """Remove this process's empty git home at exit (rmdir: never anything that appeared in it)."""
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
 
 
 def child_path(git_directory: str, roots: Iterable[str] = ()) -> str:

@@ -116,11 +116,21 @@ class Store:
         self._conn = sqlite3.connect(
             path, check_same_thread=False, isolation_level=None, timeout=10.0
         )
-        self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA foreign_keys = ON")
         self._conn.execute("PRAGMA synchronous = NORMAL")
-        with self._lock:
-            self.version = migrate(self._conn)
+        # Switching to WAL and migrating can meet another process doing the same at start-up;
+        # SQLite does not always wait its busy timeout there, so retry for a bounded time.
+        deadline = time.monotonic() + 10.0
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                with self._lock:
+                    self.version = migrate(self._conn)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     @classmethod
     def open_default(cls) -> Store:

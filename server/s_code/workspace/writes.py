@@ -138,7 +138,8 @@ def write_atomic(
             dir_fd=dir_fd,
         )
         try:
-            os.fchmod(fd, mode)
+            if mode & _UMASK:  # bits the umask stripped at creation
+                os.fchmod(fd, mode)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
