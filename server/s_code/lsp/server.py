@@ -38,6 +38,15 @@ EDIT_APPLICATIONS = ("auto", "disk", "editor")
 class SCodeProtocol(LanguageServerProtocol):
     _server: SCodeServer
 
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """``s-code/*`` results are plain JSON already: send them without pygls' cattrs pass
+        (which walks every value of a large result, e.g. read_file's numbered content)."""
+        if error is None and type(result) is dict:
+            self._result_types.pop(msg_id, None)
+            self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result})
+            return
+        super()._send_response(msg_id, result, error)
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(
         self, params: types.InitializeParams
@@ -159,6 +168,11 @@ def _folders_of(params: types.InitializeParams) -> list[tuple[str, str | None]]:
 def _recover(session: Session) -> None:
     """Settle writes a crashed sidecar left half done (temp files, pending journal records)."""
     if session.store is None:
+        return
+    pending = session.store.store.execute(
+        "SELECT 1 FROM undo_records WHERE status = 'pending' LIMIT 1"
+    )
+    if not pending:  # the common case: nothing to settle, and the edit layer stays unloaded
         return
     from s_code.edits.journal import Journal
     from s_code.edits.undo import recover

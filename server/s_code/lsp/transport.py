@@ -17,10 +17,9 @@ import os
 import re
 import sys
 import threading
-from typing import Any, BinaryIO
+from typing import Any
 
 from lsprotocol.types import EXIT
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger(__name__)
@@ -133,7 +132,23 @@ class MessageLoop:
             self.dispatch(body)
 
 
-def take_stdio() -> tuple[int, BinaryIO]:
+class FdWriter:
+    """pygls' writer interface over a raw fd: one write(2) per message, no buffer copy."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+
+def take_stdio() -> tuple[int, int]:
     """Keep the protocol streams for ourselves and point fds 0 and 1 elsewhere.
 
     Anything that later writes to fd 1 (a stray print, a C library, a child process that inherits
@@ -141,7 +156,8 @@ def take_stdio() -> tuple[int, BinaryIO]:
     """
     proto_in = os.dup(0)
     os.set_inheritable(proto_in, False)
-    proto_out = os.fdopen(os.dup(1), "wb")
+    proto_out = os.dup(1)
+    os.set_inheritable(proto_out, False)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -178,7 +194,7 @@ def _run(main: Any, server: LanguageServer) -> int:
 
 def serve_stdio(server: LanguageServer) -> int:
     proto_in, proto_out = take_stdio()
-    server.protocol.set_writer(StdoutWriter(proto_out))
+    server.protocol.set_writer(FdWriter(proto_out))
     loop = MessageLoop(server)
 
     async def main() -> None:

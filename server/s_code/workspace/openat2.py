@@ -31,8 +31,16 @@ class _OpenHow(ctypes.Structure):
 _syscall = None
 if sys.platform == "linux":
     _libc = ctypes.CDLL(None, use_errno=True)
-    _syscall = _libc.syscall
+    _syscall = _libc["syscall"]  # a function pointer of our own, with fixed argument types
     _syscall.restype = ctypes.c_long
+    _syscall.argtypes = [
+        ctypes.c_long,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+    ]
+_HOW_SIZE = ctypes.sizeof(_OpenHow)
 
 # Flipped to False the first time the kernel answers ENOSYS; tests flip it to exercise the fallback.
 use_openat2 = _syscall is not None
@@ -43,13 +51,7 @@ def _openat2(dirfd: int, path: str, flags: int, mode: int) -> int:
     how = _OpenHow(flags | os.O_CLOEXEC, mode, RESOLVE_FLAGS)
     raw = os.fsencode(path)
     for _ in range(_EAGAIN_RETRIES):
-        fd = _syscall(
-            ctypes.c_long(SYS_OPENAT2),
-            ctypes.c_int(dirfd),
-            ctypes.c_char_p(raw),
-            ctypes.byref(how),
-            ctypes.c_size_t(ctypes.sizeof(how)),
-        )
+        fd = _syscall(SYS_OPENAT2, dirfd, raw, ctypes.addressof(how), _HOW_SIZE)
         if fd >= 0:
             return int(fd)
         err = ctypes.get_errno()
