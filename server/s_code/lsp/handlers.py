@@ -17,6 +17,7 @@ from s_code.lsp.replies import guarded
 from s_code.lsp.server import PERMISSION_MODES, SCodeServer
 from s_code.protocol import methods
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
+from s_code.protocol.unicode import all_encodable, field_path, unencodable
 from s_code.tools.session import Session
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,9 @@ def control_params(
         if key in raw and not isinstance(raw[key], kind):
             kind_name = "object" if kind is dict else "string" if kind is str else kind.__name__
             raise invalid_params(f"{key} must be a {kind_name}", key)
+    if not all_encodable(raw):
+        bad = field_path(unencodable(raw, ()) or ())
+        raise invalid_params(f"{bad}: the text has an unpaired UTF-16 surrogate", bad)
     return raw
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from s_code.protocol.errors import SCodeError, invalid_params
+from s_code.protocol.unicode import all_encodable, field_path, unencodable
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -27,10 +27,6 @@ class Result(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _field_path(loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(part) for part in loc) or "<params>"
-
-
 def parse_params(model: type[M], raw: Any, *, check_text: bool = True) -> M:
     """Validate raw JSON params against ``model``; the first error names its field path."""
     if raw is None:
@@ -42,55 +38,23 @@ def parse_params(model: type[M], raw: Any, *, check_text: bool = True) -> M:
     except ValidationError as exc:
         raise validation_error(exc) from None
     # Lone surrogates are valid JSON escapes but not text: refuse them here, once, by field.
-    bad = _unencodable(raw, ()) if check_text and not _all_encodable(raw) else None
+    bad = unencodable(raw, ()) if check_text and not all_encodable(raw) else None
     if bad is not None:
         raise invalid_params(
-            f"{_field_path(bad)}: the text has an unpaired UTF-16 surrogate (not valid Unicode)",
-            _field_path(bad),
+            f"{field_path(bad)}: the text has an unpaired UTF-16 surrogate (not valid Unicode)",
+            field_path(bad),
         )
     return parsed
-
-
-def _all_encodable(raw: Any) -> bool:
-    """One C-speed pass: can every string in ``raw`` be encoded as UTF-8?"""
-    try:
-        json.dumps(raw, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    except (TypeError, ValueError):
-        return True  # not JSON data: leave it to the model
-    return True
-
-
-def _unencodable(value: Any, path: tuple[int | str, ...]) -> tuple[int | str, ...] | None:
-    """The path of the first string (or key) that cannot be encoded as UTF-8, if any."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return path or ("<params>",)
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = _unencodable(key, (*path, "<key>")) or _unencodable(item, (*path, key))
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found = _unencodable(item, (*path, i))
-            if found is not None:
-                return found
-    return None
 
 
 def validation_error(exc: ValidationError) -> SCodeError:
     errors = exc.errors(include_url=False, include_input=False)
     # An unknown field is usually a typo of a missing one: name the unknown field first.
     first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-    path = _field_path(tuple(first["loc"]))
+    path = field_path(tuple(first["loc"]))
     if first["type"] == "extra_forbidden":
         message = f"unknown field {path!r}"
     else:
         message = f"{path}: {first['msg']}"
-    details = [{"field": _field_path(tuple(e["loc"])), "message": e["msg"]} for e in errors[:10]]
+    details = [{"field": field_path(tuple(e["loc"])), "message": e["msg"]} for e in errors[:10]]
     return invalid_params(message, path, errors=details)
