@@ -67,44 +67,6 @@ class Journal:
 
     # -- records -------------------------------------------------------------------------------
 
-    def add_pending(
-        self,
-        turn_id: str,
-        root: str,
-        rel: str,
-        display: str,
-        *,
-        via: str,
-        created: bool,
-        original: bytes | None,
-        sha_before: str | None,
-        sha_after: str,
-        temp_name: str | None = None,
-    ) -> int:
-        def work(conn: sqlite3.Connection) -> int:
-            cur = conn.execute(
-                "INSERT INTO undo_records (turn_id, root, rel, display, status, via, created, "
-                "original, sha_before, sha_after, temp_name, recorded_at) "
-                "VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    turn_id,
-                    root,
-                    rel,
-                    display,
-                    via,
-                    int(created),
-                    original,
-                    sha_before,
-                    sha_after,
-                    temp_name,
-                    time.time(),
-                ),
-            )
-            return int(cur.lastrowid or 0)
-
-        result: int = self.store.transaction(work)
-        return result
-
     def add_pending_many(self, rows: list[dict[str, Any]]) -> list[int]:
         def work(conn: sqlite3.Connection) -> list[int]:
             ids = []
@@ -144,11 +106,6 @@ class Journal:
             conn.executemany("DELETE FROM undo_records WHERE id = ?", [(i,) for i in dropped])
 
         self.store.transaction(work)
-
-    def set_temp(self, record_id: int, temp_name: str) -> None:
-        self.store.execute(
-            "UPDATE undo_records SET temp_name = ? WHERE id = ?", (temp_name, record_id)
-        )
 
     def mark_applied(self, record_id: int) -> None:
         self.store.execute(

@@ -113,14 +113,13 @@ def write_atomic(
     *,
     create: bool,
     final_check: Callable[[bytes | None], None],
-    on_temp: Callable[[str], None] = lambda _name: None,
     tmp: str | None = None,
 ) -> Written:
     """Write ``data`` to ``parts`` durably, or not at all.
 
     ``final_check`` sees the file's bytes (None when absent) immediately before the rename and
-    raises to stop the write. ``on_temp`` is told the temp file's name before it is created, so a
-    crash can be cleaned up on the next start.
+    raises to stop the write. ``tmp`` is the temp file's name when the caller recorded it first
+    (so a crash can be cleaned up on the next start).
     """
     name = parts[-1]
     dir_fd = open_parent(root, parts, create=create)
@@ -130,7 +129,6 @@ def write_atomic(
         if not create:
             with contextlib.suppress(FileNotFoundError):
                 mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-        on_temp(tmp)
         fd = os.open(
             tmp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
