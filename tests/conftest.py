@@ -8,5 +8,5 @@ import tempfile
 # Set before any server is spawned: children inherit it, so no test touches the user's state dir.
 os.environ.setdefault("S_CODE_STATE_DIR", tempfile.mkdtemp(prefix="s-code-test-state-"))
 
-# The ``strategy`` fixture (openat2 vs the component-wise fallback) for the file-system tests.
-pytest_plugins = ["tests.strategies"]
+# Shared fixtures: ``strategy`` (openat2 vs the component-wise fallback), ``folders_of``.
+pytest_plugins = ["tests.strategies", "tests.trees"]

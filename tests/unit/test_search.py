@@ -3,40 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.workspace.folders import Folders
 from s_code.workspace.search import Match, SearchResult, search_text
-
-
-def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:
-    for rel, content in files.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            target.write_bytes(content)
-        else:
-            target.write_text(content)
-    return root
-
-
-@pytest.fixture
-def folders_of() -> Iterator[Any]:
-    opened: list[Folders] = []
-
-    def open_(*roots: tuple[Path, str | None]) -> Folders:
-        f = Folders.open([(str(p), name) for p, name in roots])
-        opened.append(f)
-        return f
-
-    yield open_
-    for f in opened:
-        f.close()
+from tests.trees import make_tree
 
 
 async def grep(
