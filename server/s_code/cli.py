@@ -80,6 +80,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return run_doctor(as_json=args.json)
 
 
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    from s_code.commands.cli_sandbox import run
+
+    command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not command:
+        print("s-code sandbox: name a command after --", file=sys.stderr)
+        return 2
+    return run(command, args.cwd, args.network, args.yes, args.json)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="s-code", description=__doc__)
     parser.add_argument("--version", action="version", version=f"s-code {__version__}")
@@ -98,6 +108,15 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="report versions and what this machine supports")
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(func=cmd_doctor)
+    box = sub.add_parser(
+        "sandbox", help="show the sandbox profile of a command, ask, and run it in the sandbox"
+    )
+    box.add_argument("--network", action="store_true", help="ask for network access")
+    box.add_argument("--cwd", metavar="DIR", help="working directory inside the workspace (.)")
+    box.add_argument("--yes", action="store_true", help="run without asking (needed with no TTY)")
+    box.add_argument("--json", action="store_true", help="print the profile as JSON, run nothing")
+    box.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD")
+    box.set_defaults(func=cmd_sandbox)
     return parser
 
 

@@ -80,6 +80,15 @@ def git_report() -> tuple[dict[str, Any], str | None]:
     return {"path": chosen.path, "version": chosen.version_text}, None
 
 
+def _sandbox() -> dict[str, Any]:
+    from s_code.sandbox.tiers import current
+
+    try:
+        return current(refresh=True).to_wire()
+    except Exception as exc:
+        return {"tier": 3, "label": "unsandboxed", "reasons": [f"the self-test failed: {exc}"]}
+
+
 def collect() -> dict[str, Any]:
     from s_code.state.store import DB_NAME, state_dir
     from s_code.workspace.search import ripgrep_path
@@ -108,6 +117,7 @@ def collect() -> dict[str, Any]:
         "landlock_abi": landlock_abi(),
         "user_namespaces": user_namespaces(),
         "bubblewrap": shutil.which("bwrap"),
+        "sandbox": _sandbox(),
         "state_db": os.path.join(state_dir(), DB_NAME),
     }
 
@@ -134,5 +144,9 @@ def run_doctor(as_json: bool = False) -> int:
     print(f"Landlock: {'ABI ' + str(abi) if abi else 'not available'}")
     print(f"user namespaces: {'yes' if report['user_namespaces'] else 'no'}")
     print(f"bubblewrap: {report['bubblewrap'] or 'not installed'}")
+    box = report["sandbox"]
+    print(f"sandbox: tier {box['tier']} ({box['label']}), from a self-test run now")
+    for reason in box.get("reasons", []):
+        print(f"  not higher: {reason}")
     print(f"state database: {report['state_db']}")
     return 0

@@ -6,6 +6,8 @@
 2. cold start to the initialize reply vs a minimal pygls server (target <= 1.15x)
 3. idle RSS after initialize vs the minimal server (target <= 1.3x)
 4. search_text over a 20,000-file tree vs rg run directly with the same argv (target <= 1.3x)
+5-7. apply_patch batches and single edits, git_status (see bench_edits.py, bench_git.py)
+8-10. the sandbox's spawn cost, run_command, and redaction speed (see bench_sandbox.py)
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import bench_edits
 import bench_git
 import bench_latency
 import bench_process
+import bench_sandbox
 import bench_search
 from harness import Result
 
@@ -36,6 +39,9 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "edits": bench_edits.run_batch,
     "edit-latency": bench_edits.run_single,
     "git": bench_git.run,
+    "sandbox": bench_sandbox.run_spawn,
+    "run-command": bench_sandbox.run_tool,
+    "redaction": bench_sandbox.run_redaction,
 }
 
 

@@ -146,6 +146,18 @@ async def _turn_undo(server: SCodeServer, params: Any) -> Any:
     return await undo_turn(session, _journal(session), turn)
 
 
+async def _sandbox_preview(server: SCodeServer, params: Any) -> Any:
+    from s_code.tools.command_tools import preview
+
+    p = control_params(params, {"command": list, "cwd": str, "network": bool}, ("command",))
+    command = p["command"]
+    if not command or not all(isinstance(a, str) for a in command):
+        raise invalid_params("command must be a non-empty array of strings", "command")
+    return await asyncio.to_thread(
+        preview, _session(server), command, p.get("cwd"), bool(p.get("network", False))
+    )
+
+
 CONTROL = {
     methods.TOOLS_LIST: _tools_list,
     methods.TOOLS_CALL: _tools_call,
@@ -154,6 +166,7 @@ CONTROL = {
     methods.TURN_BEGIN: _turn_begin,
     methods.TURN_END: _turn_end,
     methods.TURN_UNDO: _turn_undo,
+    methods.SANDBOX_PREVIEW: _sandbox_preview,
 }
 
 

@@ -81,7 +81,7 @@ class SCodeServer(LanguageServer):
             "protocolVersion": methods.PROTOCOL_VERSION,
             "methods": self.method_names(),
             "notifications": list(methods.NOTIFICATIONS),
-            "sandboxTier": None,
+            **_sandbox_tier(),
         }
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -191,3 +191,18 @@ def _open_store(folders: Folders) -> Any:
     except Exception as exc:  # the session still serves reads without persistence
         log.error("could not open the state store: %s", exc)
         return None
+
+
+def _sandbox_tier() -> dict[str, Any]:
+    """``sandboxTier`` (1, 2 or 3) and its label and reasons, from the per-boot self-test."""
+    try:
+        from s_code.sandbox.tiers import current
+
+        report = current()
+    except Exception as exc:  # the self-test itself failed: no sandbox can be promised
+        log.warning("the sandbox self-test failed: %s", exc)
+        return {
+            "sandboxTier": 3,
+            "sandbox": {"tier": 3, "label": "unsandboxed", "reasons": [str(exc)]},
+        }
+    return {"sandboxTier": report.tier, "sandbox": report.to_wire()}

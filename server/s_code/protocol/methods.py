@@ -16,6 +16,7 @@ PERMISSION_MODE_SET = "s-code/permissionMode/set"
 TURN_BEGIN = "s-code/turn/begin"
 TURN_END = "s-code/turn/end"
 TURN_UNDO = "s-code/turn/undo"
+SANDBOX_PREVIEW = "s-code/sandbox/preview"
 
 # Typed tool methods (model-facing snake_case params).
 READ_FILE = "s-code/readFile"
@@ -24,6 +25,7 @@ LIST_FILES = "s-code/listFiles"
 SEARCH_TEXT = "s-code/searchText"
 UPDATE_PLAN = "s-code/updatePlan"
 TOOLS_SEARCH = "s-code/tools/search"
+RUN_COMMAND = "s-code/runCommand"
 GIT_STATUS = "s-code/git/status"
 GIT_DIFF = "s-code/git/diff"
 GIT_LOG = "s-code/git/log"
@@ -32,6 +34,7 @@ GIT_BLAME = "s-code/git/blame"
 
 # Server -> client notifications.
 PLAN_UPDATED = "s-code/planUpdated"
+COMMAND_OUTPUT = "s-code/commandOutput"
 
 # Every tool's typed method, by tool name. The server advertises and binds these before the tool
 # layer (pydantic models) is imported; a test checks the table against the registry.
@@ -42,6 +45,7 @@ TOOL_METHODS = {
     "search_text": SEARCH_TEXT,
     "update_plan": UPDATE_PLAN,
     "tool_search": TOOLS_SEARCH,
+    "run_command": RUN_COMMAND,
     "git_status": GIT_STATUS,
     "git_diff": GIT_DIFF,
     "git_log": GIT_LOG,
@@ -57,5 +61,6 @@ CONTROL_METHODS = (
     TURN_BEGIN,
     TURN_END,
     TURN_UNDO,
+    SANDBOX_PREVIEW,
 )
-NOTIFICATIONS = (PLAN_UPDATED,)
+NOTIFICATIONS = (PLAN_UPDATED, COMMAND_OUTPUT)

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from s_code.tools import edit_tools, files, git_tools, plan, search
+from s_code.tools import command_tools, edit_tools, files, git_tools, plan, search
 from s_code.tools.registry import Registry
 
 
 def default_registry() -> Registry:
     return Registry().extend(
-        (*files.TOOLS, *edit_tools.TOOLS, *plan.TOOLS, *search.TOOLS, *git_tools.TOOLS)
+        (
+            *files.TOOLS,
+            *edit_tools.TOOLS,
+            *plan.TOOLS,
+            *search.TOOLS,
+            *git_tools.TOOLS,
+            *command_tools.TOOLS,
+        )
     )

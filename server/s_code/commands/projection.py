@@ -1,0 +1,116 @@
+"""The server's own projection of a command: what the card shows is what runs.
+
+From the agent's argv, cwd and network flag: the executable resolved to an absolute path (on the
+sandbox's PATH), the cwd checked to be a directory inside the workspace, the tier from the
+self-test, and the effective sandbox profile. The card is built from that and nothing else;
+secrets in arguments are redacted in what is shown.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from s_code.approvals.cards import Card
+from s_code.approvals.policy import Operation
+from s_code.protocol.errors import ErrorKind, SCodeError
+from s_code.redaction import Redactor
+from s_code.sandbox import caches, tiers
+from s_code.sandbox.profile import Profile, build
+from s_code.tools.session import Session
+from s_code.workspace.root import WorkspaceRoot
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY
+
+
+@dataclass(frozen=True)
+class Projection:
+    argv: tuple[str, ...]
+    cwd_display: str
+    profile: Profile
+    report: tiers.TierReport
+    tmp: str
+
+    @property
+    def operation(self) -> Operation:
+        if self.profile.tier == 3 or self.profile.network:
+            return "command_network"
+        return "command_sandboxed"
+
+    def card(self, redactor: Redactor) -> Card:
+        shown = [redactor.redact(a) for a in self.argv]
+        line = shlex.join(shown)
+        where = self.cwd_display or "."
+        extra = ", network" if self.profile.network else ""
+        short = line if len(line) <= 100 else line[:99] + "…"
+        title = f"Run {short} in {where} ({self.profile.label}{extra})"
+        details: dict[str, Any] = {
+            "argv": shown,
+            "cwd": self.profile.cwd,
+            "network": self.profile.network,
+            "sandbox": _shown_profile(self.profile, self.tmp),
+        }
+        return Card("command", title[:190], line, details)
+
+
+def _shown_profile(profile: Profile, tmp: str) -> dict[str, Any]:
+    wire = profile.to_wire()
+    # the private tmp gets a fresh name on every run: show what it is, not a name
+    wire["writable"] = ["<private tmp>" if w == tmp else w for w in wire["writable"]]
+    return wire
+
+
+def _locate(session: Session, cwd: str | None) -> tuple[WorkspaceRoot, tuple[str, ...], str]:
+    if cwd is None or cwd in ("", "."):
+        return session.folders.primary, (), ""
+    located = session.folders.locate(cwd, "cwd")
+    return located.root, located.parts, located.display
+
+
+def resolve_cwd(session: Session, cwd: str | None) -> tuple[WorkspaceRoot, str, str]:
+    root, parts, display = _locate(session, cwd)
+    with root.opened(parts, _DIR_FLAGS, field="cwd"):
+        pass  # a directory beneath the root, reached without following a symlink
+    return root, os.path.join(root.real_path, *parts), display
+
+
+def resolve_executable(name: str, cwd: str, path: str) -> str:
+    if "/" in name:
+        candidate = os.path.normpath(os.path.join(cwd, name))
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+        raise SCodeError(
+            ErrorKind.NOT_FOUND, f"{name!r} is not an executable file", field="command.0"
+        )
+    for entry in path.split(":"):
+        candidate = os.path.join(entry, name)
+        if entry and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    raise SCodeError(
+        ErrorKind.NOT_FOUND, f"{name!r} was not found on the sandbox's PATH", field="command.0"
+    )
+
+
+def project(session: Session, command: list[str], cwd: str | None, network: bool) -> Projection:
+    root, cwd_abs, cwd_display = resolve_cwd(session, cwd)
+    workspace = Path(root.real_path)
+    report = tiers.current()
+    dep = caches.for_workspace(workspace)
+    tmp_base = dep.root / "tmp"
+    tmp_base.mkdir(exist_ok=True, mode=0o700)
+    tmp = str(tmp_base / "run")  # replaced by a fresh directory for each run
+    profile = build(report.tier, workspace, Path(cwd_abs), network, dep, tmp)
+    exe = resolve_executable(command[0], cwd_abs, profile.env.get("PATH", ""))
+    return Projection((exe, *command[1:]), cwd_display, profile, report, tmp)
+
+
+def with_private_tmp(profile: Profile, placeholder: str, tmp: str) -> Profile:
+    """The profile of one run: its own private tmp in place of the placeholder."""
+    writable = tuple(tmp if w == placeholder else w for w in profile.writable)
+    env = dict(profile.env)
+    if env.get("TMPDIR") == placeholder:
+        env["TMPDIR"] = tmp
+    return replace(profile, writable=writable, env=env)

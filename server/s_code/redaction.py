@@ -1,0 +1,155 @@
+"""Redaction of secrets in everything shown or persisted: command output, cards, audit rows.
+
+Two sources: exact values the sidecar knows (and their base64, URL-quoted and JSON-escaped forms),
+and a curated set of token rules. ``StreamRedactor`` redacts a stream chunk by chunk, holding back a
+tail that could be the start of a secret, so a token split across chunks is still caught.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from collections.abc import Iterable
+from urllib.parse import quote
+
+MARK = "[REDACTED]"
+
+# (name, literal anchors, pattern). A rule runs only on text holding one of its anchors (a plain
+# substring test; anchors in lower case are tested on the lower-cased text), which lets ordinary
+# build output skip almost every rule. Groups named "keep" and "after" are kept around the mark.
+_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    (
+        "pem",
+        ("-----BEGIN",),
+        r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY-----[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}-----",
+    ),
+    ("aws_key_id", ("AKIA", "ASIA", "ABIA", "ACCA"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    (
+        "aws_secret",
+        ("secret",),
+        r"(?P<keep>(?i:aws_?secret_?access_?key)[\"']?\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{40}",
+    ),
+    (
+        "github",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
+    ),
+    ("gitlab", ("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}"),
+    ("slack", ("xox",), r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    (
+        "slack_webhook",
+        ("hooks.slack.com",),
+        r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}",
+    ),
+    ("anthropic", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
+    ("openai", ("sk-",), r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    ("stripe", ("_live_", "_test_"), r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("npm", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("pypi", ("pypi-",), r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+    ("gcp_api_key", ("AIza",), r"\bAIza[0-9A-Za-z_\-]{35}"),
+    ("gcp_oauth", ("ya29.",), r"\bya29\.[0-9A-Za-z_\-]{20,}"),
+    ("jwt", ("eyJ",), r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    (
+        "authorization",
+        ("authorization",),
+        r"(?P<keep>(?i:(?:proxy-)?authorization\s*:\s*(?:(?:bearer|basic|token|digest)\s+)?))"
+        r"[^\s\"']{4,}",
+    ),
+    ("url_credentials", ("://",), r"(?P<keep>://)[^/\s:@\"']{1,200}:[^/\s@\"']{1,200}(?P<after>@)"),
+)
+_COMPILED = tuple(
+    (anchors, any(a.islower() for a in anchors), re.compile(p)) for _, anchors, p in _RULES
+)
+_PEM = _COMPILED[0][2]
+# How far back a secret may start before a chunk boundary and still be caught: the longest
+# non-PEM token, plus slack. A PEM block is held until its END line (bounded by the rule).
+CARRY = 512
+_SECRET_NAME = re.compile(r"(?i)(token|secret|password|passwd|api_?key|private_?key|credential)")
+
+
+def variants(value: str) -> set[str]:
+    """A known value and the encodings it commonly travels in."""
+    raw = value.encode()
+    out = {value, quote(value, safe=""), json.dumps(value)[1:-1]}
+    for enc in (base64.b64encode, base64.urlsafe_b64encode):
+        out.add(enc(raw).decode().rstrip("="))
+    return {v for v in out if len(v) >= 6}
+
+
+def secret_env_values(environ: dict[str, str] | None = None) -> list[str]:
+    """Values of the sidecar's variables whose names say they are secrets."""
+    env = os.environ if environ is None else environ
+    return [v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 8]
+
+
+class Redactor:
+    def __init__(self, known: Iterable[str] = ()) -> None:
+        exact = sorted({v for value in known for v in variants(value)}, key=len, reverse=True)
+        self._exact = re.compile("|".join(map(re.escape, exact))) if exact else None
+        self.longest_known = max((len(v) for v in exact), default=0)
+
+    def _active(self, text: str) -> list[re.Pattern[str]]:
+        lower = text.lower()
+        return [
+            rx
+            for anchors, folded, rx in _COMPILED
+            if any(a in (lower if folded else text) for a in anchors)
+        ]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where secrets are in ``text``."""
+        found = [m.span() for m in self._exact.finditer(text)] if self._exact else []
+        for rx in self._active(text):
+            found += [m.span() for m in rx.finditer(text)]
+        return found
+
+    def redact(self, text: str) -> str:
+        if self._exact is not None:
+            text = self._exact.sub(MARK, text)
+        for rx in self._active(text):
+            text = rx.sub(_replace, text)
+        return text
+
+
+def _replace(m: re.Match[str]) -> str:
+    groups = m.groupdict()
+    return f"{groups.get('keep') or ''}{MARK}{groups.get('after') or ''}"
+
+
+class StreamRedactor:
+    """Redacts a stream: ``feed`` returns what is safe to emit now, ``flush`` the rest at the end.
+
+    What follows the last newline, up to ``carry`` characters, is held back (a secret may start
+    there and continue in the next chunk); the cut never falls inside a secret found in what is
+    buffered, and an unfinished PEM block is held until its END line.
+    """
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+        self.carry = max(CARRY, redactor.longest_known)
+        self._pending = ""
+
+    def feed(self, chunk: str) -> str:
+        buf = self._pending + chunk
+        if len(buf) <= self.carry and "\n" not in chunk:
+            self._pending = buf
+            return ""
+        # Safe cut points: ``carry`` characters back (a secret starting earlier has ended), or
+        # after the last newline (no rule but PEM spans lines), whichever lets more out now.
+        cut = max(len(buf) - self.carry, buf.rfind("\n") + 1)
+        tail = buf[max(0, cut - 20000) :]
+        offset = len(buf) - len(tail)
+        for start, end in self.redactor.spans(tail):
+            if offset + start < cut < offset + end:
+                cut = offset + start
+        begin = buf.rfind("-----BEGIN", max(0, cut - 20000), cut)
+        if begin >= 0 and _PEM.match(buf, begin) is None and len(buf) - begin < 20000:
+            cut = begin  # an unfinished block: hold it until its END line arrives
+        head, self._pending = buf[:cut], buf[cut:]
+        return self.redactor.redact(head)
+
+    def flush(self) -> str:
+        rest, self._pending = self._pending, ""
+        return self.redactor.redact(rest)

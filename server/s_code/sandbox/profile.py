@@ -1,0 +1,176 @@
+"""The effective sandbox profile of one command, and the argv that enforces it.
+
+One projection serves the approval card, ``s-code/sandbox/preview``, the CLI and the spawn, so what
+the user approves is what runs. Tier 1 wraps the exec helper in bubblewrap; tier 2 runs the helper
+alone, as a supervising subreaper; tier 3 runs the command unconfined (and always asks).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from s_code.edits.protected import PROTECTED_DIRS, PROTECTED_FILES
+from s_code.sandbox import runtimes
+from s_code.sandbox.caches import Caches
+
+LABELS = {1: "bubblewrap+landlock+seccomp", 2: "landlock+seccomp", 3: "unsandboxed"}
+# Device nodes a build may write; everything else under /dev is read-only or absent.
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+DEVICES_TIER1 = ("/dev",)  # bubblewrap's minimal /dev holds only harmless nodes
+ENV_ALLOWED = (
+    "PATH",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TZ",
+    "COLORTERM",
+    "NO_COLOR",
+    *runtimes.ENV_NAMES,
+)
+
+
+@dataclass(frozen=True)
+class Profile:
+    tier: int
+    workspace: str
+    cwd: str
+    network: bool
+    readable: tuple[str, ...]
+    writable: tuple[str, ...]
+    read_only: tuple[str, ...]  # protected paths inside the workspace, kept read-only
+    hidden: tuple[str, ...]  # replaced by empty private directories (tier 1)
+    runtimes: tuple[str, ...]
+    caches: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.tier]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "tier": self.tier,
+            "label": self.label,
+            "cwd": self.cwd,
+            "network": self.network,
+            "readable": list(self.readable),
+            "writable": list(self.writable),
+            "read_only": list(self.read_only),
+            "hidden": list(self.hidden),
+            "runtimes": list(self.runtimes),
+            "caches": dict(sorted(self.caches.items())),
+            "env": sorted(self.env),
+        }
+
+
+def protected_in(workspace: str) -> tuple[str, ...]:
+    """The protected names at the workspace root (existing or not) as absolute paths."""
+    names = sorted(PROTECTED_DIRS | PROTECTED_FILES)
+    return tuple(os.path.join(workspace, n) for n in names)
+
+
+def clean_path(value: str) -> str:
+    return ":".join(p for p in value.split(":") if os.path.isabs(p))
+
+
+def build(
+    tier: int, workspace: Path, cwd: Path, network: bool, caches: Caches, tmp: str
+) -> Profile:
+    ws = os.path.realpath(workspace)
+    home = os.path.realpath(os.path.expanduser("~"))
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWED or k.startswith("LC_")}
+    env["PATH"] = clean_path(env.get("PATH", "/usr/local/bin:/usr/bin:/bin"))
+    env["HOME"] = home
+    env["TMPDIR"] = "/tmp" if tier == 1 else tmp
+    env["S_CODE_SANDBOX"] = LABELS[tier]
+    env.update(caches.env)
+    hidden: tuple[str, ...] = ()
+    if tier == 1:
+        hidden = tuple(p for p in ("/tmp", "/var/tmp", "/run", home) if os.path.isdir(p))
+    writable = (ws, *caches.writable, "/tmp" if tier == 1 else tmp)
+    return Profile(
+        tier=tier,
+        workspace=ws,
+        cwd=os.path.realpath(cwd),
+        network=network,
+        readable=("/",),
+        writable=writable if tier != 3 else ("/",),
+        read_only=protected_in(ws) if tier == 1 else (),
+        hidden=hidden,
+        runtimes=runtimes.roots(),
+        caches=dict(caches.env),
+        env=env,
+    )
+
+
+def bwrap_binary() -> str | None:
+    return os.environ.get("S_CODE_BWRAP") or shutil.which("bwrap")
+
+
+def helper_args(profile: Profile, seccomp: str | None, reap: bool, landlock: bool) -> list[str]:
+    args = ["--chdir", profile.cwd]
+    if reap:
+        args.append("--reap")
+    if not landlock:
+        return [*args, "--no-landlock"]
+    args += ["--ro", "/"]
+    for path in profile.writable:
+        args += ["--rw", path]
+    for dev in DEVICES_TIER1 if profile.tier == 1 else DEVICES:
+        args += ["--rw", dev]
+    if not profile.network:
+        args.append("--no-net")
+    args.append("--scope")
+    if seccomp:
+        args += ["--seccomp", seccomp]
+    return args
+
+
+def bwrap_args(profile: Profile, helper: str, seccomp: str) -> tuple[list[str], list[str]]:
+    """The bubblewrap prefix, and the placeholders it will create for missing protected paths."""
+    bwrap = bwrap_binary() or "bwrap"
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for path in profile.hidden:
+        args += ["--tmpfs", path]
+    # Bound back after the tmpfs mounts hid them: runtimes, the helper and its program, caches.
+    for path in (*profile.runtimes, helper, seccomp):
+        if any(path == h or path.startswith(h + "/") for h in profile.hidden):
+            args += ["--ro-bind", path, path]
+    for path in profile.writable:
+        if path != "/tmp":
+            args += ["--bind", path, path]
+    placeholders: list[str] = []
+    for path in profile.read_only:
+        if os.path.lexists(path):
+            args += ["--ro-bind", path, path]
+        else:
+            args += ["--ro-bind", "/dev/null", path]
+            placeholders.append(path)
+    args += ["--unshare-all", "--unshare-user", "--cap-drop", "ALL"]
+    if profile.network:
+        args.append("--share-net")
+    args += ["--die-with-parent", "--new-session", "--chdir", profile.cwd, "--"]
+    return args, placeholders
+
+
+def remove_placeholders(placeholders: list[str]) -> None:
+    """bubblewrap creates empty mount points for missing protected paths: remove them after."""
+    for path in placeholders:
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if st.st_size == 0 and not os.path.islink(path):
+            try:
+                if os.path.isdir(path):
+                    os.rmdir(path)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass

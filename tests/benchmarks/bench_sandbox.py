@@ -1,0 +1,147 @@
+"""Benchmarks 8-10 (issue 5): the sandbox's cost and the redactor's speed.
+
+8. ``true`` through the tier-1 spawn (bubblewrap + exec helper + Landlock + seccomp, the argv
+   run_command uses) vs bare ``bwrap --ro-bind / / --unshare-all ... true``: target <= 1.5x.
+9. run_command ``true`` over JSON-RPC (projection, snapshot, spawn, report) vs plain ``true`` run by
+   the benchmark itself: reported, no target.
+10. Redaction of a generated build log in 64 KiB chunks, in ms per MB, against the 20 MB/s
+    budget (50 ms per MB): target <= 1.0x.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from harness import Result, median, scode_argv, server_env, started
+
+from s_code.redaction import Redactor, StreamRedactor
+from s_code.sandbox import caches, launcher, tiers
+from s_code.sandbox.profile import build
+
+BARE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all"]
+BARE += ["--die-with-parent", "--new-session"]
+
+
+def _time(argv: list[str], runs: int, env: dict[str, str] | None = None) -> list[float]:
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True, env=env, stdin=subprocess.DEVNULL)
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def run_spawn(scratch: str, *, quick: bool) -> Result:
+    runs = 10 if quick else 40
+    bwrap = shutil.which("bwrap")
+    print(f"[8] true: tier-1 spawn vs bare bwrap vs plain, {runs} runs each")
+    if bwrap is None or tiers.current().tier != 1:
+        print("  tier 1 is not available here: not measured")
+        return Result("sandbox_spawn", "sandboxed true vs bare bwrap (tier 1)", "ms", 0, 0, "", 1.5)
+    ws = Path(scratch, "sandbox-ws")
+    ws.mkdir()
+    os.environ.setdefault(caches.CACHE_ENV, os.path.join(scratch, "tool-caches"))
+    dep = caches.for_workspace(ws)
+    tmp = Path(scratch, "sandbox-tmp")
+    tmp.mkdir()
+    profile = build(1, ws, ws, False, dep, str(tmp))
+    helper = launcher.helper()
+    argv, _ = tiers.argv_for(1, {"profile": profile}, str(helper), helper.parent, ["true"])
+    for a in (argv, [bwrap, *BARE, "true"], ["true"]):
+        _time(a, 3, profile.env)  # warm-up
+    sandboxed = _time(argv, runs, profile.env)
+    bare = _time([bwrap, *BARE, "true"], runs)
+    plain = _time(["true"], runs)
+    ms = 1e3
+    print(f"  sandboxed true  median {median(sandboxed) * ms:7.2f} ms")
+    print(f"  bare bwrap true median {median(bare) * ms:7.2f} ms")
+    print(f"  plain true      median {median(plain) * ms:7.2f} ms")
+    result = Result(
+        key="sandbox_spawn",
+        title="sandboxed true vs bare bwrap true (tier 1)",
+        unit="ms",
+        scode=median(sandboxed) * ms,
+        baseline=median(bare) * ms,
+        baseline_name="bwrap true",
+        target=1.5,
+        details={"runs": runs, "plain_ms": median(plain) * ms},
+    )
+    result.report()
+    return result
+
+
+def run_tool(scratch: str, *, quick: bool) -> Result:
+    runs = 10 if quick else 30
+    root = os.path.join(scratch, "run-command-ws")
+    os.makedirs(root)
+    env = server_env(os.path.join(scratch, "state-run"))
+    print(f"[9] run_command true over JSON-RPC vs plain true, {runs} runs each")
+    tool, plain = [], []
+    with started(scode_argv(), env, root) as (client, _):
+        client.request("s-code/permissionMode/set", {"mode": "workspace"})
+        client.request("s-code/runCommand", {"command": ["true"]})
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            client.request("s-code/runCommand", {"command": ["true"]})
+            tool.append(time.perf_counter() - t0)
+    plain = _time(["true"], runs)
+    ms = 1e3
+    print(f"  run_command true median {median(tool) * ms:7.2f} ms")
+    print(f"  plain true       median {median(plain) * ms:7.2f} ms")
+    result = Result(
+        key="run_command",
+        title="run_command true vs plain true (reported, no target)",
+        unit="ms",
+        scode=median(tool) * ms,
+        baseline=median(plain) * ms,
+        baseline_name="true",
+        target=float("inf"),
+        details={"runs": runs},
+    )
+    result.report()
+    return result
+
+
+def build_log(lines: int) -> str:
+    out = []
+    for i in range(lines):
+        out.append(
+            f"   Compiling crate_{i % 97} v0.{i % 13}.{i % 7} (/home/u/src/proj/crates/c{i % 97})\n"
+            f"[{i}/{lines}] gcc -O2 -Wall -Isrc -c src/file_{i}.c -o build/obj/file_{i}.o\n"
+            f"npm WARN deprecated pkg-{i}@1.0.{i % 9}: see https://example.com/pkg-{i}\n"
+        )
+    return "".join(out)
+
+
+def run_redaction(scratch: str, *, quick: bool) -> Result:
+    log = build_log(10_000 if quick else 40_000)
+    mb = len(log.encode()) / 1e6
+    runs = 3 if quick else 7
+    print(f"[10] redaction of a {mb:.1f} MB build log in 64 KiB chunks, {runs} runs")
+    redactor = Redactor(["a-known-secret-value-123"])
+    times = []
+    for _ in range(runs):
+        stream = StreamRedactor(redactor)
+        t0 = time.perf_counter()
+        for i in range(0, len(log), 65536):
+            stream.feed(log[i : i + 65536])
+        stream.flush()
+        times.append(time.perf_counter() - t0)
+    per_mb = median(times) / mb * 1e3
+    print(f"  {per_mb:.1f} ms per MB = {1e3 / per_mb:.1f} MB/s (budget 20 MB/s = 50 ms per MB)")
+    result = Result(
+        key="redaction",
+        title="redaction ms/MB vs the 20 MB/s budget",
+        unit="ms",
+        scode=per_mb,
+        baseline=50.0,
+        baseline_name="20 MB/s",
+        target=1.0,
+        details={"runs": runs, "mb_per_s": 1e3 / per_mb},
+    )
+    result.report()
+    return result

@@ -1,0 +1,113 @@
+"""R1-R3: token types redacted in streamed output wherever the chunks split them; a known value in
+every encoding; no false positives on ordinary build output."""
+
+from __future__ import annotations
+
+import base64
+import json
+from urllib.parse import quote
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from s_code.redaction import MARK, Redactor, StreamRedactor
+
+TOKENS = {
+    "aws_key_id": "AKIAIOSFODNN7EXAMPLE",
+    "aws_secret": "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "github": "ghp_" + "a1B2" * 9,
+    "github_pat": "github_pat_" + "11ABCDEFG0" * 3,
+    "gitlab": "glpat-" + "x1Y2z3" * 4,
+    "slack": "xoxb-123456789012-abcdefABCDEF",
+    "openai": "sk-proj-" + "Q" * 40,
+    "anthropic": "sk-ant-api03-" + "z" * 40,
+    "stripe": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "npm": "npm_" + "N" * 36,
+    "pypi": "pypi-AgEIcHlwaS5vcmc" + "p" * 60,
+    "gcp_api_key": "AIza" + "S" * 35,
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "pem": "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nabc123\n"
+    + "-----END RSA PRIVATE KEY-----",
+    "authorization": "Authorization: Bearer abc.def.ghi-0123456789",
+    "url_credentials": "https://deploy:s3cr3tpassw0rd@git.example.com/repo.git",
+}
+# The secret part of each sample: it must not survive anywhere in the output.
+SECRET_PART = {
+    "aws_secret": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "pem": "MIIEowIBAAKCAQEA",
+    "authorization": "abc.def.ghi-0123456789",
+    "url_credentials": "s3cr3tpassw0rd",
+}
+
+
+def _stream(redactor: Redactor, text: str, cuts: list[int]) -> str:
+    stream = StreamRedactor(redactor)
+    out, last = [], 0
+    for cut in sorted(set(cuts)):
+        out.append(stream.feed(text[last:cut]))
+        last = cut
+    out.append(stream.feed(text[last:]))
+    out.append(stream.flush())
+    return "".join(out)
+
+
+@pytest.mark.parametrize("name", sorted(TOKENS))
+def test_r1_each_token_type_is_redacted_at_every_split(name: str) -> None:
+    token = TOKENS[name]
+    secret = SECRET_PART.get(name, token)
+    text = f"step 1 ok\nusing {token} for upload\nstep 2 ok\n"
+    redactor = Redactor()
+    whole = redactor.redact(text)
+    assert secret not in whole and MARK in whole
+    start = text.index(token)
+    for cut in range(start - 2, start + len(token) + 2):  # every boundary through the token
+        out = _stream(redactor, text, [cut])
+        assert secret not in out, (name, cut)
+        assert "step 1 ok" in out and "step 2 ok" in out
+
+
+@given(st.lists(st.integers(min_value=0, max_value=400), max_size=12))
+@settings(max_examples=200, deadline=None)
+def test_r1_many_tokens_any_chunking(cuts: list[int]) -> None:
+    text = "".join(f"line {i}: {t}\n" for i, t in enumerate(TOKENS.values()))
+    cuts = [c * len(text) // 400 for c in cuts]
+    out = _stream(Redactor(), text, cuts)
+    for name, token in TOKENS.items():
+        assert SECRET_PART.get(name, token) not in out
+
+
+def test_r2_known_value_in_every_encoding_split_across_chunks() -> None:
+    value = "correct horse/battery+staple?"
+    forms = {
+        "raw": value,
+        "base64": base64.b64encode(value.encode()).decode(),
+        "urlsafe": base64.urlsafe_b64encode(value.encode()).decode(),
+        "url": quote(value, safe=""),
+        "json": json.dumps(value)[1:-1],
+    }
+    redactor = Redactor([value])
+    for name, form in forms.items():
+        text = f"prefix {form} suffix\n"
+        for cut in range(len("prefix "), len("prefix ") + len(form) + 1):
+            out = _stream(redactor, text, [cut])
+            assert form.rstrip("=") not in out, (name, cut)
+            assert out.startswith("prefix ") and out.endswith(" suffix\n")
+
+
+def test_r3_no_false_positives_on_a_megabyte_of_build_output() -> None:
+    lines = []
+    for i in range(8000):
+        lines += [
+            f"   Compiling serde_json v1.0.{i % 140} (registry+https://github.com/rust-lang/crates.io-index)\n",
+            f"[{i}/8000] gcc -O2 -Wall -Isrc -c src/module_{i}.c -o build/module_{i}.o\n",
+            f"npm WARN deprecated package-{i}@1.{i % 9}.0: use task_runner_{i} instead\n",
+            f"PASS tests/test_{i}.py::test_secret_handling_{i} sk_tests ask-user eyJ not-a-jwt\n",
+        ]
+    log = "".join(lines)
+    assert len(log) > 1_000_000
+    stream = StreamRedactor(Redactor())
+    out = "".join(stream.feed(log[i : i + 65536]) for i in range(0, len(log), 65536))
+    out += stream.flush()
+    assert out == log
