@@ -220,6 +220,68 @@ def edit_steps(demo: Demo) -> None:
     )
 
 
+def _command_lines(r: dict[str, Any]) -> str:
+    box = r["sandbox"]
+    head = f"exit {r['exit_code']} in {r['duration_ms']} ms, sandbox tier {box['tier']} ({box['label']})"
+    return head + "\n" + _first_lines(r["output"].rstrip(), 6)
+
+
+PYTEST = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:asyncio",
+    "-o",
+    "pythonpath=src",
+    "tests",
+]
+
+
+def command_steps(demo: Demo, workspace: Path) -> None:
+    outside = Path("/etc/s-code-demo-outside.txt")
+    preview = demo.call(
+        "Preview the sandbox a command would get",
+        methods.SANDBOX_PREVIEW,
+        {"command": PYTEST},
+        lambda r: (
+            f"tier {r['tier']['tier']} ({r['tier']['label']}), network "
+            f"{'on' if r['sandbox']['network'] else 'off'}, decision {r['decision']}\n"
+            f"writable: {', '.join(r['sandbox']['writable'])}"
+        ),
+    )
+    demo.call(
+        "Run the tests in the sandbox (manual mode: the editor asks first)",
+        methods.RUN_COMMAND,
+        {
+            "command": PYTEST,
+            "cwd": ".",
+            "timeout_ms": 60000,
+        },
+        _command_lines,
+    )
+    if not isinstance(preview, dict) or preview["tier"]["tier"] == 3:
+        print("\n   (no sandbox on this machine: the demo does not run the escaping command)")
+        return
+    demo.call(
+        "Run a command that writes outside the workspace and into .git (both blocked)",
+        methods.RUN_COMMAND,
+        {
+            "command": [
+                "sh",
+                "-c",
+                f"echo pwned > {outside}; echo '[core] fsmonitor = x' >> .git/config; "
+                "echo still running",
+            ]
+        },
+        _command_lines,
+    )
+    print(f"   (on the host: {outside} {'EXISTS' if outside.exists() else 'was not written'})")
+
+
 def _first_lines(text: str, n: int = 8) -> str:
     lines = text.splitlines()
     more = f"\n… ({len(lines) - n} more lines)" if len(lines) > n else ""
@@ -335,6 +397,7 @@ def run_demo(keep: bool = False) -> int:
         )
         git_steps(demo, workspace, scratch, env)
         edit_steps(demo)
+        command_steps(demo, workspace)
         demo.call(
             "Finish the plan",
             methods.UPDATE_PLAN,

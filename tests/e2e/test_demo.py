@@ -47,5 +47,12 @@ def test_demo_runs_the_agent_session() -> None:
     after = out.split("back to the revision it had")[1].split("\n")[2]
     assert before == after and "revision " in before
     assert "apply_patch" in listed
+    sandboxed = out.split("Run the tests in the sandbox")[1].split("writes outside")[0]
+    assert "the editor asks: 's-code: Run " in sandboxed
+    assert "exit 0 in" in sandboxed and "2 passed" in sandboxed
+    blocked = out.split("writes outside the workspace and into .git")[1].split("Finish the plan")[0]
+    assert "cannot create /etc/s-code-demo-outside.txt" in blocked
+    assert "cannot create .git/config" in blocked
+    assert "/etc/s-code-demo-outside.txt was not written" in blocked
     assert "the server exited with code 0" in out
     assert out.count("the server exited with code 0") == 1

@@ -45,7 +45,7 @@ class Projection:
         line = shlex.join(shown)
         where = self.cwd_display or "."
         extra = ", network" if self.profile.network else ""
-        short = line if len(line) <= 100 else line[:99] + "…"
+        short = line if len(line) <= 72 else line[:71] + "…"
         title = f"Run {short} in {where} ({self.profile.label}{extra})"
         details: dict[str, Any] = {
             "argv": shown,

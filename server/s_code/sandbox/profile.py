@@ -139,7 +139,9 @@ def bwrap_args(profile: Profile, helper: str, seccomp: str) -> tuple[list[str], 
     for path in profile.hidden:
         args += ["--tmpfs", path]
     # Bound back after the tmpfs mounts hid them: runtimes, the helper and its program, caches.
-    for path in (*profile.runtimes, helper, seccomp):
+    # the helper and its seccomp programs share one directory: one mount for both
+    launcher_dirs = {os.path.dirname(helper), os.path.dirname(seccomp)}
+    for path in (*profile.runtimes, *sorted(launcher_dirs)):
         if any(path == h or path.startswith(h + "/") for h in profile.hidden):
             args += ["--ro-bind", path, path]
     for path in profile.writable:
@@ -149,7 +151,10 @@ def bwrap_args(profile: Profile, helper: str, seccomp: str) -> tuple[list[str], 
     for path in profile.read_only:
         if os.path.lexists(path):
             args += ["--ro-bind", path, path]
-        else:
+        elif os.path.basename(path) in PROTECTED_DIRS:
+            # A missing .git or editor directory cannot be created while the command runs (the
+            # editor would read it live). A missing auto-run file is left to the watcher, which
+            # removes it after the run: each placeholder costs a file and a mount per command.
             args += ["--ro-bind", "/dev/null", path]
             placeholders.append(path)
     args += ["--unshare-all", "--unshare-user", "--cap-drop", "ALL"]
