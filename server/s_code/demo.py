@@ -222,7 +222,8 @@ def edit_steps(demo: Demo) -> None:
 
 def _command_lines(r: dict[str, Any]) -> str:
     box = r["sandbox"]
-    head = f"exit {r['exit_code']} in {r['duration_ms']} ms, sandbox tier {box['tier']} ({box['label']})"
+    head = f"exit {r['exit_code']} in {r['duration_ms']} ms"
+    head += f", sandbox tier {box['tier']} ({box['label']})"
     return head + "\n" + _first_lines(r["output"].rstrip(), 6)
 
 
