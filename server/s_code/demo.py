@@ -165,13 +165,31 @@ TEST_PATCH = """*** Begin Patch
 """
 
 
-def answer_prompts(method: str, params: Any) -> Any:
-    """The demo's editor: it shows each approval prompt and approves it once."""
-    if method == "window/showMessageRequest":
+class Editor:
+    """The demo's editor: for each new approval prompt it asks for the details first (the server
+    opens the rendered card as a document, which is printed), then approves once."""
+
+    def __init__(self) -> None:
+        self.detailed: set[str] = set()
+
+    def __call__(self, method: str, params: Any) -> Any:
+        if method == "window/showDocument":
+            path = Path(params["uri"].removeprefix("file://"))
+            print("   ⇐ the editor shows the card:")
+            lines = [line for line in path.read_text().splitlines() if line.strip()]
+            for line in lines[:12]:
+                print(f"   │ {line[:150]}")
+            if len(lines) > 12:
+                print(f"   │ … ({len(lines) - 12} more lines)")
+            return {"success": True}
+        if method != "window/showMessageRequest":
+            return None
         actions = " / ".join(a["title"] for a in params.get("actions", []))
-        print(f"   ⇐ the editor asks: {params['message']!r}  [{actions}] → Approve once")
-        return {"title": "Approve once"}
-    return None
+        message = params["message"]
+        answer = "Approve once" if message in self.detailed else "Show details"
+        self.detailed.add(message)
+        print(f"   ⇐ the editor asks: {message!r}  [{actions}] → {answer}")
+        return {"title": answer}
 
 
 def edit_steps(demo: Demo) -> None:
@@ -217,6 +235,32 @@ def edit_steps(demo: Demo) -> None:
         methods.READ_FILE,
         {"path": "tests/test_ops.py"},
         lambda r: f"revision {r['revision']}, {r['line_count']} lines",
+    )
+    demo.call(
+        "Switch to accept-edits: edits inside the workspace no longer ask",
+        methods.PERMISSION_MODE_SET,
+        {"mode": "accept-edits"},
+        lambda r: f"mode {r['mode']}",
+    )
+    demo.call(
+        "Create docs/changes.md (no prompt this time)",
+        methods.APPLY_PATCH,
+        {
+            "files": [
+                {
+                    "path": "docs/changes.md",
+                    "expected_revision": None,
+                    "content": "# Changes\n\n- divide() refuses b == 0\n",
+                }
+            ]
+        },
+        lambda r: "\n".join(f"{a['path']}: created={a['created']}" for a in r["applied"]),
+    )
+    demo.call(
+        "Back to manual mode for the commands",
+        methods.PERMISSION_MODE_SET,
+        {"mode": "manual"},
+        lambda r: f"mode {r['mode']}",
     )
 
 
@@ -296,12 +340,13 @@ def run_demo(keep: bool = False) -> int:
     make_sample_repo(workspace)
     env = dict(os.environ, S_CODE_STATE_DIR=str(scratch / "state"))
     print(f"s-code demo: a scratch copy of samples/workspace at {workspace}")
-    client = StdioClient(
-        [sys.executable, "-m", "s_code", "serve"], env=env, on_request=answer_prompts
-    )
+    client = StdioClient([sys.executable, "-m", "s_code", "serve"], env=env, on_request=Editor())
     demo = Demo(client)
     try:
-        init = client.initialize(str(workspace), capabilities={"window": {"showMessage": {}}})
+        init = client.initialize(
+            str(workspace),
+            capabilities={"window": {"showMessage": {}, "showDocument": {"support": True}}},
+        )
         sc = init["capabilities"]["experimental"]["sCode"]
         print(
             f"\n── initialize: {init['serverInfo']['name']} {init['serverInfo']['version']}, "

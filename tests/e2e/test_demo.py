@@ -47,6 +47,11 @@ def test_demo_runs_the_agent_session() -> None:
     after = out.split("back to the revision it had")[1].split("\n")[2]
     assert before == after and "revision " in before
     assert "apply_patch" in listed
+    assert "→ Show details" in edits and "the editor shows the card:" in edits
+    assert '│ target: ["tests/test_ops.py"]' in edits
+    accept = out.split("Switch to accept-edits")[1].split("Back to manual mode")[0]
+    assert "mode accept-edits" in accept and "docs/changes.md: created=True" in accept
+    assert "the editor asks" not in accept
     sandboxed = out.split("Run the tests in the sandbox")[1].split("writes outside")[0]
     assert "the editor asks: 's-code: Run " in sandboxed
     assert "exit 0 in" in sandboxed and "2 passed" in sandboxed

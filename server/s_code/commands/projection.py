@@ -43,9 +43,10 @@ class Projection:
     def card(self, redactor: Redactor) -> Card:
         shown = [redactor.redact(a) for a in self.argv]
         line = shlex.join(shown)
+        compact = shlex.join([_short_path(shown[0]), *shown[1:]])
         where = self.cwd_display or "."
         extra = ", network" if self.profile.network else ""
-        short = line if len(line) <= 72 else line[:71] + "…"
+        short = compact if len(compact) <= 72 else compact[:71] + "…"
         title = f"Run {short} in {where} ({self.profile.label}{extra})"
         details: dict[str, Any] = {
             "argv": shown,
@@ -54,6 +55,14 @@ class Projection:
             "sandbox": _shown_profile(self.profile, self.tmp),
         }
         return Card("command", title[:190], line, details)
+
+
+def _short_path(path: str) -> str:
+    """A long absolute executable path with its middle elided: ``/usr/…/bin/tool``."""
+    parts = path.split("/")
+    if len(path) <= 40 or len(parts) <= 4:
+        return path
+    return "/".join([*parts[:2], "…", *parts[-2:]])
 
 
 def _shown_profile(profile: Profile, tmp: str) -> dict[str, Any]:

@@ -15,11 +15,12 @@ import uuid
 from typing import Any
 
 from s_code.approvals.cards import Card
-from s_code.approvals.policy import decide
+from s_code.approvals.gate import Approval, check, redactor_of
 from s_code.edits.journal import Journal, reservation_conflict
 from s_code.edits.preflight import Target, prepare
 from s_code.edits.request import ApplyPatchArgs, plans_of
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
+from s_code.redaction import Redactor
 from s_code.tools.session import Session
 from s_code.workspace.documents import revision_of, sha256_hex
 from s_code.workspace.writes import read_current, temp_name, write_atomic
@@ -38,15 +39,16 @@ def journal_of(session: Session) -> Journal:
     return Journal(session.store)
 
 
-def edit_card(targets: list[Target], legacy: bool) -> Card:
-    paths = [t.loc.display for t in targets]
+def edit_card(targets: list[Target], legacy: bool, redactor: Redactor | None = None) -> Card:
+    shown = redactor.redact if redactor is not None else str
+    paths = [shown(t.loc.display) for t in targets]
     files = []
     for t in targets:
         before = (t.before or b"").decode("utf-8", "replace").split("\n")
         after = t.after.decode("utf-8", "replace").split("\n")
         files.append(
             {
-                "path": t.loc.display,
+                "path": shown(t.loc.display),
                 "created": t.created,
                 "via": t.via,
                 "lines_before": len(before),
@@ -61,16 +63,10 @@ def edit_card(targets: list[Target], legacy: bool) -> Card:
     return Card("edit", title, target, {"files": files})
 
 
-async def approve(session: Session, targets: list[Target], legacy: bool) -> Card | None:
-    decision = decide(session.permission_mode, "edit")  # type: ignore[arg-type]
-    if decision == "allow":
-        return None
-    card = edit_card(targets, legacy)
-    if decision == "reject" or not await session.approver.ask(card):
-        raise SCodeError(
-            ErrorKind.APPROVAL_DENIED, f"the user did not approve: {card.title}", card=card.digest
-        )
-    return card
+async def approve(session: Session, targets: list[Target], legacy: bool) -> Approval:
+    """The gate for a batch. Re-projection after approval is the revision recheck before the
+    first write: a file changed since the card was built fails the batch (stale_revision)."""
+    return await check(session, "edit", edit_card(targets, legacy, redactor_of(session)))
 
 
 async def reserve(journal: Journal, targets: list[Target], owner: str) -> None:
@@ -212,7 +208,7 @@ async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
     plans = plans_of(args)
     journal = journal_of(session)
     targets = await asyncio.to_thread(prepare, session, plans)
-    await approve(session, targets, legacy="path" in args.model_fields_set)
+    approval = await approve(session, targets, legacy="path" in args.model_fields_set)
     owner = uuid.uuid4().hex
     await reserve(journal, targets, owner)
     applied: list[dict[str, Any]] = []
@@ -266,4 +262,5 @@ async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
         if own_turn:
             await asyncio.to_thread(journal.end_turn, turn)
         await asyncio.to_thread(journal.release, owner)
+        await asyncio.to_thread(approval.ran, session, {"written": sorted(written)})
     return {"applied": applied, "turn_id": turn}

@@ -158,6 +158,15 @@ async def _sandbox_preview(server: SCodeServer, params: Any) -> Any:
     )
 
 
+async def _approval_details(server: SCodeServer, params: Any) -> Any:
+    card_id = _required(control_params(params, {"id": str}, ("id",)), "id")
+    details = getattr(_session(server).approver, "details", None)
+    found = details(card_id) if details is not None else None
+    if found is None:
+        raise SCodeError(ErrorKind.NOT_FOUND, f"no approval {card_id!r} is being asked about")
+    return found
+
+
 CONTROL = {
     methods.TOOLS_LIST: _tools_list,
     methods.TOOLS_CALL: _tools_call,
@@ -167,6 +176,7 @@ CONTROL = {
     methods.TURN_END: _turn_end,
     methods.TURN_UNDO: _turn_undo,
     methods.SANDBOX_PREVIEW: _sandbox_preview,
+    methods.APPROVAL_DETAILS: _approval_details,
 }
 
 

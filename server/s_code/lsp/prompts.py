@@ -1,40 +1,164 @@
-"""Asking the user through the editor's own prompt: ``window/showMessageRequest``."""
+"""Asking the user in the editor: ``window/showMessageRequest`` or ``s-code/approval/request``.
+
+The message is one compact line (what, where, how many); the actions are "Approve once", "Deny"
+and "Show details". Details open the whole card (every target) as a read-only document through
+``window/showDocument``, or as a message when the client cannot show documents, and the question
+is asked again. A client that declares ``experimental.sCode.approvalCards`` gets the card itself
+and answers ``{decision: "approve" | "deny"}``. Anything but an explicit approval is a denial, and
+a client without prompts is denied outright (fail closed). The transport only carries questions:
+the policy decided to ask before any of this runs.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from s_code.approvals.cards import Card
+from s_code.protocol import methods
 
 log = logging.getLogger(__name__)
-APPROVE, DENY = "Approve once", "Deny"
+APPROVE, DENY, DETAILS = "Approve once", "Deny", "Show details"
+_MAX_DETAILS = 5
+
+
+def render(card: Card) -> str:
+    """The full card as a readable document."""
+    lines = [f"# s-code asks: {card.title}", "", f"- kind: {card.kind}", f"- digest: {card.digest}"]
+    if card.kind == "edit":
+        files = card.details.get("files", [])
+        lines += ["", f"## {len(files)} file(s)", ""]
+        for f in files:
+            change = "new file" if f.get("created") else f"{f['lines_before']} → {f['lines_after']}"
+            lines.append(f"- `{f['path']}` ({change} lines, via {f['via']})")
+    elif card.kind == "command":
+        box = card.details["sandbox"]
+        lines += [
+            "",
+            "## command",
+            "",
+            f"    {card.target}",
+            "",
+            f"- working directory: `{card.details['cwd']}`",
+            f"- network: {'REQUESTED' if card.details['network'] else 'off'}",
+            f"- sandbox: tier {box['tier']} ({box['label']})",
+            f"- readable: {', '.join(box['readable'])}",
+            f"- writable: {', '.join(box['writable'])}",
+            f"- kept read-only: {', '.join(os.path.basename(p) for p in box['read_only']) or '-'}",
+            f"- private (empty): {', '.join(box['hidden']) or '-'}",
+            f"- runtimes (read-only): {', '.join(box['runtimes']) or '-'}",
+            f"- environment: {', '.join(box['env'])}",
+        ]
+    else:
+        lines += ["", "## details", "", "```json", json.dumps(card.details, indent=2), "```"]
+    lines += ["", f"target: {card.target}", ""]
+    return "\n".join(lines)
 
 
 class PromptApprover:
-    """One question per card; anything but an explicit "Approve once" is a denial."""
+    """One question per card. ``pending`` holds the cards being asked about, for
+    ``s-code/approval/details``."""
 
-    def __init__(self, server: LanguageServer, can_prompt: bool) -> None:
+    def __init__(
+        self,
+        server: LanguageServer,
+        can_prompt: bool,
+        can_show_document: bool = False,
+        approval_cards: bool = False,
+        cards_dir: str | None = None,
+    ) -> None:
         self.server = server
         self.can_prompt = can_prompt
+        self.can_show_document = can_show_document
+        self.approval_cards = approval_cards
+        self.cards_dir = cards_dir
+        self.pending: dict[str, Card] = {}
 
     async def ask(self, card: Card) -> bool:
-        if not self.can_prompt:
+        self.pending[card.id] = card
+        try:
+            if self.approval_cards:
+                return await self._ask_card(card)
+            if not self.can_prompt:
+                return False
+            return await self._ask_message(card)
+        finally:
+            self.pending.pop(card.id, None)
+
+    async def _ask_card(self, card: Card) -> bool:
+        try:
+            answer = await self.server.protocol.send_request_async(
+                methods.APPROVAL_REQUEST, {"card": card.to_wire()}
+            )
+        except Exception as exc:
+            log.warning("the approval request failed: %s", exc)
             return False
+        return isinstance(answer, dict) and answer.get("decision") == "approve"
+
+    async def _ask_message(self, card: Card) -> bool:
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=f"s-code: {card.title}?",
-            actions=[types.MessageActionItem(title=APPROVE), types.MessageActionItem(title=DENY)],
+            actions=[types.MessageActionItem(title=t) for t in (APPROVE, DENY, DETAILS)],
         )
-        try:
-            answer = await self.server.window_show_message_request_async(params)
-        except Exception as exc:
-            log.warning("the approval prompt failed: %s", exc)
-            return False
-        return answer is not None and getattr(answer, "title", None) == APPROVE
+        for _ in range(_MAX_DETAILS):
+            try:
+                answer = await self.server.window_show_message_request_async(params)
+            except Exception as exc:
+                log.warning("the approval prompt failed: %s", exc)
+                return False
+            title = getattr(answer, "title", None)
+            if title != DETAILS:
+                return title == APPROVE
+            await self.show_details(card)
+        return False
+
+    async def show_details(self, card: Card) -> None:
+        text = render(card)
+        if self.can_show_document and self.cards_dir is not None:
+            path = self._write(card, text)
+            try:
+                await self.server.window_show_document_async(
+                    types.ShowDocumentParams(uri=f"file://{path}", take_focus=True)
+                )
+                return
+            except Exception as exc:
+                log.warning("showDocument failed, showing the card as a message: %s", exc)
+        self.server.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=text)
+        )
+
+    def _write(self, card: Card, text: str) -> str:
+        assert self.cards_dir is not None
+        os.makedirs(self.cards_dir, mode=0o700, exist_ok=True)
+        path = os.path.join(self.cards_dir, f"{card.id}.md")
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o444)  # a rendered card: read-only in the editor
+        os.replace(tmp, path)
+        return path
+
+    def details(self, card_id: str) -> dict[str, Any] | None:
+        card = self.pending.get(card_id)
+        return None if card is None else {"card": card.to_wire(), "text": render(card)}
 
 
 def can_prompt(caps: types.ClientCapabilities) -> bool:
     return caps.window is not None and caps.window.show_message is not None
+
+
+def can_show_document(caps: types.ClientCapabilities) -> bool:
+    show = caps.window.show_document if caps.window is not None else None
+    return bool(show is not None and show.support)
+
+
+def wants_approval_cards(caps: types.ClientCapabilities) -> bool:
+    experimental = caps.experimental if isinstance(caps.experimental, dict) else {}
+    s_code = experimental.get("sCode")
+    return isinstance(s_code, dict) and s_code.get("approvalCards") is True

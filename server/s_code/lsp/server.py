@@ -8,6 +8,7 @@ built-in workspace keeps every open buffer's text), workspace folders, and clean
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Generator
 from typing import Any
 
@@ -23,7 +24,12 @@ from s_code.edits.protected import ProtectedPaths
 from s_code.lsp.converter import raw_converter
 from s_code.lsp.editor import LspEditor, supports_apply_edit
 from s_code.lsp.overlay import BufferOverlay
-from s_code.lsp.prompts import PromptApprover, can_prompt
+from s_code.lsp.prompts import (
+    PromptApprover,
+    can_prompt,
+    can_show_document,
+    wants_approval_cards,
+)
 from s_code.protocol import methods
 from s_code.tools.registry import Registry
 from s_code.tools.session import Session
@@ -119,6 +125,8 @@ class SCodeServer(LanguageServer):
         if not (isinstance(protected, list) and all(isinstance(p, str) for p in protected)):
             self.init_warnings.append("s-code: protectedPaths must be a list of strings; ignored")
             protected = []
+        from s_code.state.store import state_dir
+
         opened = Folders.open(folders)
         self.overlay.workspace = self.workspace
         caps = params.capabilities
@@ -131,7 +139,13 @@ class SCodeServer(LanguageServer):
             permission_mode=mode,
             edit_application=edit_application,
             editor=LspEditor(self, supports_apply_edit(caps)),
-            approver=PromptApprover(self, can_prompt(caps)),
+            approver=PromptApprover(
+                self,
+                can_prompt(caps),
+                can_show_document(caps),
+                wants_approval_cards(caps),
+                cards_dir=os.path.join(state_dir(), "cards"),
+            ),
             protected=ProtectedPaths(protected),
         )
         _recover(self.session)

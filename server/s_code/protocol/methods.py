@@ -17,6 +17,7 @@ TURN_BEGIN = "s-code/turn/begin"
 TURN_END = "s-code/turn/end"
 TURN_UNDO = "s-code/turn/undo"
 SANDBOX_PREVIEW = "s-code/sandbox/preview"
+APPROVAL_DETAILS = "s-code/approval/details"
 
 # Typed tool methods (model-facing snake_case params).
 READ_FILE = "s-code/readFile"
@@ -35,6 +36,9 @@ GIT_BLAME = "s-code/git/blame"
 # Server -> client notifications.
 PLAN_UPDATED = "s-code/planUpdated"
 COMMAND_OUTPUT = "s-code/commandOutput"
+
+# Server -> client requests.
+APPROVAL_REQUEST = "s-code/approval/request"
 
 # Every tool's typed method, by tool name. The server advertises and binds these before the tool
 # layer (pydantic models) is imported; a test checks the table against the registry.
@@ -62,5 +66,7 @@ CONTROL_METHODS = (
     TURN_END,
     TURN_UNDO,
     SANDBOX_PREVIEW,
+    APPROVAL_DETAILS,
 )
 NOTIFICATIONS = (PLAN_UPDATED, COMMAND_OUTPUT)
+SERVER_REQUESTS = (APPROVAL_REQUEST,)

@@ -75,6 +75,21 @@ def protected_in(workspace: str) -> tuple[str, ...]:
     return tuple(os.path.join(workspace, n) for n in names)
 
 
+def _with_home_path_dirs(roots: tuple[str, ...], path: str, home: str) -> tuple[str, ...]:
+    """Runtime roots plus the PATH directories under $HOME (``~/.local/bin``, ``~/bin``): tier 1
+    hides $HOME, and a program the card resolved there must still be found, read-only."""
+    extra = [
+        os.path.realpath(p)
+        for p in path.split(":")
+        if p.startswith(home + "/") and os.path.isdir(p)
+    ]
+    found = list(roots)
+    for p in extra:
+        if not any(p == r or p.startswith(r + "/") for r in found):
+            found.append(p)
+    return tuple(found)
+
+
 def clean_path(value: str) -> str:
     return ":".join(p for p in value.split(":") if os.path.isabs(p))
 
@@ -103,7 +118,7 @@ def build(
         writable=writable if tier != 3 else ("/",),
         read_only=protected_in(ws) if tier == 1 else (),
         hidden=hidden,
-        runtimes=runtimes.roots(),
+        runtimes=_with_home_path_dirs(runtimes.roots(), env["PATH"], home),
         caches=dict(caches.env),
         env=env,
     )

@@ -69,6 +69,24 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (workspace_id, target)
     );
     """,
+    # 3: the approval audit log (issue 4): every decision on a card, and what then ran.
+    """
+    CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY,
+        workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        at REAL NOT NULL,
+        card_id TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        target TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        ran_json TEXT,
+        finished_at REAL
+    );
+    CREATE INDEX audit_log_workspace ON audit_log (workspace_id, id);
+    """,
 )
 
 

@@ -11,20 +11,18 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from s_code.approvals.cards import Card
+from s_code.approvals.gate import Approval, check, redactor_of
 from s_code.approvals.policy import decide
 from s_code.commands.projection import Projection, project, with_private_tmp
 from s_code.protocol import methods
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.protocol.models import Args, Result
-from s_code.redaction import Redactor, secret_env_values
 from s_code.sandbox import process, tiers, watch
 from s_code.sandbox.launcher import LauncherUnavailable, helper
 from s_code.sandbox.profile import remove_placeholders
 from s_code.tools.registry import ToolDef
 from s_code.tools.session import Session
-
-REDACTOR_KEY = "redactor"
-_MAX_ASKS = 3
 
 
 class RunCommandArgs(Args):
@@ -71,36 +69,19 @@ class SandboxPreviewResult(Result):
     card: dict[str, Any]
 
 
-def redactor_of(session: Session) -> Redactor:
-    redactor = session.state.get(REDACTOR_KEY)
-    if redactor is None:
-        redactor = session.state[REDACTOR_KEY] = Redactor(secret_env_values())
-    assert isinstance(redactor, Redactor)
-    return redactor
-
-
-async def _approved(session: Session, args: RunCommandArgs) -> Projection:
-    """The projection to run, approved when the policy asks; re-projected after each approval
-    and asked again if it changed. An approval is spent on exactly this one run."""
+async def _approved(session: Session, args: RunCommandArgs) -> tuple[Projection, Approval]:
+    """The projection to run, through the gate; re-projected after an approval and asked again
+    if it changed. An approval is spent on exactly this one run."""
     redactor = redactor_of(session)
-    for _ in range(_MAX_ASKS):
-        proj = await asyncio.to_thread(project, session, args.command, args.cwd, args.network)
-        decision = decide(session.permission_mode, proj.operation)  # type: ignore[arg-type]
-        if decision == "allow":
-            return proj
-        card = proj.card(redactor)
-        if decision == "reject" or not await session.approver.ask(card):
-            raise SCodeError(
-                ErrorKind.APPROVAL_DENIED,
-                f"the user did not approve: {card.title}",
-                card=card.digest,
-            )
-        again = await asyncio.to_thread(project, session, args.command, args.cwd, args.network)
-        if again.card(redactor).digest == card.digest:
-            return again
-    raise SCodeError(
-        ErrorKind.APPROVAL_DENIED, "the command changed after each approval; it was not run"
-    )
+    proj = await asyncio.to_thread(project, session, args.command, args.cwd, args.network)
+    latest = [proj]
+
+    async def reproject() -> Card:
+        latest[0] = await asyncio.to_thread(project, session, args.command, args.cwd, args.network)
+        return latest[0].card(redactor)
+
+    approval = await check(session, proj.operation, proj.card(redactor), reproject)
+    return latest[0], approval
 
 
 async def execute(
@@ -132,7 +113,7 @@ async def execute(
 
 
 async def _run_command(session: Session, args: RunCommandArgs) -> RunCommandResult:
-    proj = await _approved(session, args)
+    proj, approval = await _approved(session, args)
     command_id = "c-" + uuid.uuid4().hex[:12]
 
     def on_output(stream: str, text: str) -> None:
@@ -140,7 +121,26 @@ async def _run_command(session: Session, args: RunCommandArgs) -> RunCommandResu
             methods.COMMAND_OUTPUT, {"commandId": command_id, "stream": stream, "text": text}
         )
 
-    outcome, changed = await execute(session, proj, args.timeout_ms / 1000, on_output)
+    try:
+        outcome, changed = await execute(session, proj, args.timeout_ms / 1000, on_output)
+    except BaseException as exc:
+        await asyncio.to_thread(
+            approval.ran,
+            session,
+            {"argv": approval.card.details["argv"], "error": type(exc).__name__},
+        )
+        raise
+    await asyncio.to_thread(
+        approval.ran,
+        session,
+        {
+            "argv": approval.card.details["argv"],
+            "exit_code": outcome.exit_code,
+            "timed_out": outcome.timed_out,
+            "duration_ms": outcome.duration_ms,
+            "protected_changed": changed,
+        },
+    )
     card = proj.card(redactor_of(session))
     return RunCommandResult(
         command_id=command_id,
