@@ -57,6 +57,17 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"(?P<keep>(?i:(?:proxy-)?authorization\s*:\s*(?:(?:bearer|basic|token|digest)\s+)?))"
         r"[^\s\"']{4,}",
     ),
+    (
+        "secret_assignment",  # GITHUB_TOKEN=..., DB_PASSWORD=..., AWS_SECRET_KEY=...
+        ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL"),
+        r"(?P<keep>\b[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY"
+        r"|CREDENTIALS?)[A-Z0-9_]*=)[^\s\"']{4,}",
+    ),
+    (
+        "secret_flag",  # --password=..., --token=...
+        ("--",),
+        r"(?P<keep>--(?i:password|passwd|token|secret|api-key|apikey)=)[^\s\"']{4,}",
+    ),
     ("url_credentials", ("://",), r"(?P<keep>://)[^/\s:@\"']{1,200}:[^/\s@\"']{1,200}(?P<after>@)"),
 )
 _COMPILED = tuple(

@@ -32,6 +32,8 @@ TOKENS = {
     + "-----END RSA PRIVATE KEY-----",
     "authorization": "Authorization: Bearer abc.def.ghi-0123456789",
     "url_credentials": "https://deploy:s3cr3tpassw0rd@git.example.com/repo.git",
+    "secret_assignment": "DEPLOY_API_TOKEN=opaque-value-1234",
+    "secret_flag": "--password=hunter2hunter2",
 }
 # The secret part of each sample: it must not survive anywhere in the output.
 SECRET_PART = {
@@ -39,6 +41,8 @@ SECRET_PART = {
     "pem": "MIIEowIBAAKCAQEA",
     "authorization": "abc.def.ghi-0123456789",
     "url_credentials": "s3cr3tpassw0rd",
+    "secret_assignment": "opaque-value-1234",
+    "secret_flag": "hunter2hunter2",
 }
 
 
