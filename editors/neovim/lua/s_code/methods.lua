@@ -1,0 +1,19 @@
+-- The s-code method names this plugin uses. A test checks them against the server's constants
+-- (server/s_code/protocol/methods.py).
+local M = {}
+
+M.TOOLS_LIST = 's-code/tools/list'
+M.TOOLS_CALL = 's-code/tools/call'
+M.PERMISSION_MODE_GET = 's-code/permissionMode/get'
+M.PERMISSION_MODE_SET = 's-code/permissionMode/set'
+M.TURN_BEGIN = 's-code/turn/begin'
+M.TURN_END = 's-code/turn/end'
+M.TURN_UNDO = 's-code/turn/undo'
+M.SANDBOX_PREVIEW = 's-code/sandbox/preview'
+M.APPROVAL_DETAILS = 's-code/approval/details'
+M.PLAN_UPDATED = 's-code/planUpdated'
+M.COMMAND_OUTPUT = 's-code/commandOutput'
+
+M.MODES = { 'manual', 'accept-edits', 'workspace' }
+
+return M

@@ -1,0 +1,16 @@
+-- s-code: loaded at start-up when the plugin is on the runtimepath. Registers the handlers with the
+-- `s_code` LSP configuration (lsp/s_code.lua) and the user commands; starts nothing by itself.
+if vim.g.loaded_s_code then
+  return
+end
+vim.g.loaded_s_code = true
+if vim.fn.has('nvim-0.11') == 0 then
+  return
+end
+vim.lsp.config('s_code', {
+  handlers = require('s_code.handlers').table(),
+  -- Neovim applies versioned TextDocumentEdits (and skips stale ones) but does not advertise it;
+  -- s-code only edits open buffers through the editor when documentChanges is declared.
+  capabilities = { workspace = { workspaceEdit = { documentChanges = true } } },
+})
+require('s_code.commands').register()

@@ -1,0 +1,218 @@
+-- Headless Neovim tests of the s-code plugin against the real server. No test framework: each case
+-- is a function; the runner prints "ok <name>" or "not ok <name>: <reason>" and exits 0 or 1.
+--
+--   nvim --headless -u NONE -l run.lua <plugin dir> <python> <workspace> <case>
+local plugin, python, ws, case = arg[1], arg[2], arg[3], arg[4]
+vim.opt.rtp:prepend(plugin)
+vim.cmd('filetype on')
+vim.cmd('runtime plugin/s_code.lua')
+vim.o.swapfile = false
+
+local s_code = require('s_code')
+s_code.setup({ cmd = { python, '-m', 's_code', 'serve' }, permission_mode = 'manual' })
+vim.lsp.enable('s_code')
+
+-- The user at the prompt: answers queued by each case; nil dismisses.
+local answers, prompts = {}, {}
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(prompts, opts.prompt)
+  local want = table.remove(answers, 1)
+  for _, item in ipairs(items) do
+    if want ~= nil and item.title == want then
+      return on_choice(item)
+    end
+  end
+  on_choice(nil)
+end
+
+local function check(cond, msg)
+  if not cond then
+    error(msg, 2)
+  end
+end
+
+local function eq(a, b, what)
+  if not vim.deep_equal(a, b) then
+    error(('%s: expected %s, got %s'):format(what, vim.inspect(b), vim.inspect(a)), 2)
+  end
+end
+
+local function open(rel)
+  vim.cmd.edit(ws .. '/' .. rel)
+  local buf = vim.api.nvim_get_current_buf()
+  local ok = vim.wait(20000, function()
+    local c = s_code.client()
+    return c ~= nil and c.initialized and vim.lsp.buf_is_attached(buf, c.id)
+  end, 20)
+  check(ok, 's-code did not attach to ' .. rel)
+  return buf
+end
+
+local function lines(buf)
+  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
+local function disk(rel)
+  return vim.fn.readfile(ws .. '/' .. rel)
+end
+
+local function kind(err)
+  return err and err.data and err.data.kind
+end
+
+local function read(rel)
+  local err, result = s_code.call_sync('read_file', { path = rel })
+  check(err == nil, 'read_file failed: ' .. vim.inspect(err))
+  return result
+end
+
+local function edit_line(rel, revision, line, text)
+  return s_code.call_sync('apply_patch', {
+    files = {
+      { path = rel, expected_revision = revision, edits = { { start_line = line, end_line = line, new_text = text } } },
+    },
+  })
+end
+
+local cases = {}
+
+function cases.reads_the_unsaved_buffer()
+  local buf = open('a.txt')
+  vim.api.nvim_buf_set_lines(buf, 1, 2, false, { 'typed, not saved' })
+  local r = read('a.txt')
+  eq(r.source, 'buffer', 'source')
+  check(r.numbered_content:find('typed, not saved', 1, true), 'the buffer text is read')
+  local text = table.concat(lines(buf), '\n') .. '\n'
+  eq(r.sha256, vim.fn.sha256(text), 'sha256 of the buffer text')
+  eq(r.revision, r.sha256:sub(1, 16), 'revision')
+  eq(disk('a.txt'), { 'one', 'two', 'three' }, 'disk untouched')
+end
+
+function cases.patch_lands_in_the_buffer_after_approval()
+  local buf = open('a.txt')
+  vim.api.nvim_buf_set_lines(buf, 2, 3, false, { 'user typed this' })
+  vim.o.undolevels = vim.o.undolevels -- the user's typing is its own undo step
+  local r = read('a.txt')
+  answers = { 'Approve once' }
+  local err, result = edit_line('a.txt', r.revision, 1, 'ONE')
+  check(err == nil, 'apply_patch failed: ' .. vim.inspect(err))
+  eq(#prompts, 1, 'prompts shown')
+  check(prompts[1]:find('Edit a.txt', 1, true), 'prompt names the file: ' .. prompts[1])
+  check(#prompts[1] < 200, 'prompt is compact')
+  eq(result.applied[1].via, 'editor', 'applied through the editor')
+  eq(lines(buf), { 'ONE', 'two', 'user typed this' }, 'buffer')
+  check(vim.bo[buf].modified, 'the buffer stays modified (unsaved)')
+  eq(disk('a.txt'), { 'one', 'two', 'three' }, 'disk untouched')
+  vim.cmd('silent undo')
+  eq(lines(buf)[1], 'one', 'u undoes the agent edit')
+  eq(lines(buf)[3], 'user typed this', "the user's text survives the undo")
+end
+
+function cases.stale_revision_after_typing_is_refused()
+  local buf = open('a.txt')
+  local r = read('a.txt')
+  vim.api.nvim_buf_set_lines(buf, 0, 1, false, { 'the user got there first' })
+  answers = { 'Approve once' }
+  local err = edit_line('a.txt', r.revision, 1, 'AGENT')
+  eq(kind(err), 'stale_revision', 'error kind')
+  eq(#prompts, 0, 'nothing was asked')
+  eq(lines(buf)[1], 'the user got there first', "the user's text survives")
+end
+
+function cases.dismissal_denies()
+  local buf = open('a.txt')
+  local r = read('a.txt')
+  answers = {} -- the user closes the picker
+  local err = edit_line('a.txt', r.revision, 1, 'AGENT')
+  eq(kind(err), 'approval_denied', 'error kind')
+  eq(#prompts, 1, 'asked once')
+  eq(lines(buf), { 'one', 'two', 'three' }, 'buffer unchanged')
+end
+
+function cases.show_details_opens_the_card_read_only()
+  open('a.txt')
+  answers = { 'Show details', 'Deny' }
+  local err = s_code.call_sync('apply_patch', {
+    files = {
+      { path = 'n1.txt', expected_revision = vim.NIL, content = 'x\n' },
+      { path = 'n2.txt', expected_revision = vim.NIL, content = 'y\n' },
+    },
+  })
+  eq(kind(err), 'approval_denied', 'denied after reading the details')
+  eq(#prompts, 2, 'asked again after the details')
+  local card
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):match('%.md$') then
+      card = b
+    end
+  end
+  check(card ~= nil, 'the card was opened')
+  local text = table.concat(lines(card), '\n')
+  check(text:find('n1.txt', 1, true) and text:find('n2.txt', 1, true), 'every path is listed')
+  check(not vim.bo[card].modifiable, 'the card is read-only')
+end
+
+function cases.undo_turn_command_restores()
+  open('a.txt')
+  local r = read('b.txt')
+  answers = { 'Approve once' }
+  local err, result = edit_line('b.txt', r.revision, 1, 'CHANGED')
+  check(err == nil, 'apply_patch failed: ' .. vim.inspect(err))
+  eq(result.applied[1].via, 'disk', 'b.txt is not open: written to disk')
+  eq(disk('b.txt')[1], 'CHANGED', 'written')
+  vim.cmd('SCodeUndoTurn')
+  local ok = vim.wait(10000, function()
+    return disk('b.txt')[1] == 'alpha'
+  end, 20)
+  check(ok, ':SCodeUndoTurn restored b.txt')
+end
+
+function cases.plan_mode_and_command_output()
+  open('a.txt')
+  local err = s_code.call_sync('update_plan', {
+    plan = { { step = 'Write the tests', status = 'in_progress' }, { step = 'Ship', status = 'pending' } },
+  })
+  check(err == nil, 'update_plan failed: ' .. vim.inspect(err))
+  vim.wait(2000, function()
+    return require('s_code.handlers').plan ~= nil
+  end)
+  vim.cmd('SCodePlan')
+  local plan = table.concat(lines(vim.api.nvim_get_current_buf()), '\n')
+  check(plan:find('[~] Write the tests', 1, true), 'the plan is shown: ' .. plan)
+  vim.cmd('SCodeMode workspace')
+  vim.wait(5000, function()
+    local _, m = s_code.call_sync('read_file', { path = 'a.txt' })
+    return m ~= nil
+  end)
+  local e2, run = s_code.call_sync('run_command', { command = { 'sh', '-c', 'echo streamed-line' } })
+  check(e2 == nil, 'run_command failed: ' .. vim.inspect(e2))
+  eq(run.exit_code, 0, 'exit code')
+  local out = table.concat(lines(require('s_code.ui').scratch('output')), '\n')
+  check(out:find('streamed-line', 1, true), 'output streamed into the buffer: ' .. out)
+end
+
+function cases.health_check_passes()
+  open('a.txt')
+  vim.cmd('checkhealth s_code')
+  local text = table.concat(lines(vim.api.nvim_get_current_buf()), '\n')
+  check(text:find('OK Neovim', 1, true), 'Neovim version checked: ' .. text)
+  check(text:find('OK server command', 1, true), 'server found')
+  check(text:find('OK version: s-code', 1, true), 'version: ' .. text)
+  check(text:find('sandbox: tier', 1, true), 'sandbox tier reported')
+  check(text:find('OK running: s-code', 1, true), 'the running client is seen')
+  check(not text:find('ERROR', 1, true), 'no errors: ' .. text)
+end
+
+local fn = cases[case]
+if fn == nil then
+  print('not ok ' .. tostring(case) .. ': no such case')
+  os.exit(1)
+end
+local ok, err = xpcall(fn, debug.traceback)
+if ok then
+  print('ok ' .. case)
+else
+  print('not ok ' .. case .. ': ' .. tostring(err))
+end
+io.stdout:flush()
+os.exit(ok and 0 or 1)
