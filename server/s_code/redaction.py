@@ -11,6 +11,7 @@ import base64
 import json
 import os
 import re
+import shlex
 from collections.abc import Iterable
 from urllib.parse import quote
 
@@ -23,7 +24,13 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (
         "pem",
         ("-----BEGIN",),
-        r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY-----[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}-----",
+        r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]{0,20000}?"
+        r"-----END[A-Z0-9 ]{0,40}-----",
+    ),
+    (
+        "putty",
+        ("PuTTY-User-Key-File",),
+        r"PuTTY-User-Key-File-\d: [\s\S]{0,20000}?Private-MAC: [0-9a-f]+",
     ),
     ("aws_key_id", ("AKIA", "ASIA", "ABIA", "ACCA"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
     (
@@ -37,7 +44,23 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
     ),
     ("gitlab", ("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}"),
-    ("slack", ("xox",), r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("gitlab_runner", ("glrt-",), r"\bglrt-[A-Za-z0-9_\-]{20,}"),
+    ("slack", ("xox",), r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"),
+    ("huggingface", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
+    ("sendgrid", ("SG.",), r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    ("vault", ("hvs.", "hvb.", "hvr."), r"\bhv[sbr]\.[A-Za-z0-9_\-]{20,}"),
+    ("stripe_webhook", ("whsec_",), r"\bwhsec_[A-Za-z0-9]{20,}"),
+    (
+        "azure_key",
+        ("AccountKey=", "SharedAccessKey="),
+        r"(?P<keep>(?:Account|SharedAccess)Key=)[A-Za-z0-9+/=]{20,}",
+    ),
+    ("npmrc_auth", ("_auth",), r"(?P<keep>_auth(?:Token)?\s*=\s*[\"']?)[^\s\"']{4,}"),
+    (
+        "curl_user",
+        ("-u", "--user"),
+        r"(?P<keep>(?:\s-u|--user)[\s=]+[\"']?[^\s:\"']+:)[^\s\"']{3,}",
+    ),
     (
         "slack_webhook",
         ("hooks.slack.com",),
@@ -52,10 +75,10 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("gcp_oauth", ("ya29.",), r"\bya29\.[0-9A-Za-z_\-]{20,}"),
     ("jwt", ("eyJ",), r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     (
-        "authorization",
-        ("authorization",),
-        r"(?P<keep>(?i:(?:proxy-)?authorization\s*:\s*(?:(?:bearer|basic|token|digest)\s+)?))"
-        r"[^\s\"']{4,}",
+        "authorization",  # headers, also as JSON or a dict: "Authorization": "Bearer ..."
+        ("authorization", "x-api-key", "x-auth-token", "cookie", "api-key"),
+        r"(?P<keep>(?i:(?:proxy-)?authorization|x-api-key|x-auth-token|set-cookie|cookie|api-key)"
+        r"[\"']?\s*:\s*[\"']?(?i:(?:bearer|basic|token|digest)\s+)?)[^\s\"']{4,}",
     ),
     (
         "secret_assignment",  # GITHUB_TOKEN=..., DB_PASSWORD=..., AWS_SECRET_KEY=...
@@ -68,7 +91,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         ("--",),
         r"(?P<keep>--(?i:password|passwd|token|secret|api-key|apikey)=)[^\s\"']{4,}",
     ),
-    ("url_credentials", ("://",), r"(?P<keep>://)[^/\s:@\"']{1,200}:[^/\s@\"']{1,200}(?P<after>@)"),
+    ("url_credentials", ("://",), r"(?P<keep>://)[^/\s:@\"']{1,200}:[^/\s\"']{1,200}(?P<after>@)"),
 )
 _COMPILED = tuple(
     (anchors, any(a.islower() for a in anchors), re.compile(p)) for _, anchors, p in _RULES
@@ -77,15 +100,24 @@ _PEM = _COMPILED[0][2]
 # How far back a secret may start before a chunk boundary and still be caught: the longest
 # non-PEM token, plus slack. A PEM block is held until its END line (bounded by the rule).
 CARRY = 512
+_MAX_TOKEN = 16384
 _SECRET_NAME = re.compile(r"(?i)(token|secret|password|passwd|api_?key|private_?key|credential)")
 
 
 def variants(value: str) -> set[str]:
-    """A known value and the encodings it commonly travels in."""
+    """A known value and the encodings it commonly travels in: URL-quoted, JSON-escaped,
+    shell-quoted, hex, and base64 at each of the three alignments it can have inside a longer
+    encoded string (the characters that do not depend on its neighbours)."""
     raw = value.encode()
-    out = {value, quote(value, safe=""), json.dumps(value)[1:-1]}
+    out = {value, quote(value, safe=""), json.dumps(value)[1:-1], shlex.quote(value), raw.hex()}
     for enc in (base64.b64encode, base64.urlsafe_b64encode):
         out.add(enc(raw).decode().rstrip("="))
+        for offset in (1, 2):
+            body = enc(b"\0" * offset + raw).decode().rstrip("=")
+            stable_end = ((offset + len(raw)) // 3) * 4  # the last quantum depends on what follows
+            middle = body[4:stable_end]
+            if len(middle) >= 8:
+                out.add(middle)
     return {v for v in out if len(v) >= 6}
 
 
@@ -99,6 +131,7 @@ class Redactor:
     def __init__(self, known: Iterable[str] = ()) -> None:
         exact = sorted({v for value in known for v in variants(value)}, key=len, reverse=True)
         self._exact = re.compile("|".join(map(re.escape, exact))) if exact else None
+        self._exact_values = tuple(exact)
         self.longest_known = max((len(v) for v in exact), default=0)
 
     def _active(self, text: str) -> list[re.Pattern[str]]:
@@ -109,17 +142,25 @@ class Redactor:
             if any(a in (lower if folded else text) for a in anchors)
         ]
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """Where secrets are in ``text``."""
-        found = [m.span() for m in self._exact.finditer(text)] if self._exact else []
-        for rx in self._active(text):
+    def _has_exact(self, text: str) -> bool:
+        # substring tests are much faster than the alternation when nothing matches (the usual case)
+        return any(v in text for v in self._exact_values)
+
+    def spans(
+        self, text: str, active: list[re.Pattern[str]] | None = None
+    ) -> list[tuple[int, int]]:
+        """Where secrets are in ``text`` (``active``: the rules to try, if already known)."""
+        found: list[tuple[int, int]] = []
+        if self._exact is not None and self._has_exact(text):
+            found += [m.span() for m in self._exact.finditer(text)]
+        for rx in self._active(text) if active is None else active:
             found += [m.span() for m in rx.finditer(text)]
         return found
 
-    def redact(self, text: str) -> str:
-        if self._exact is not None:
+    def redact(self, text: str, active: list[re.Pattern[str]] | None = None) -> str:
+        if self._exact is not None and self._has_exact(text):
             text = self._exact.sub(MARK, text)
-        for rx in self._active(text):
+        for rx in self._active(text) if active is None else active:
             text = rx.sub(_replace, text)
         return text
 
@@ -150,16 +191,22 @@ class StreamRedactor:
         # Safe cut points: ``carry`` characters back (a secret starting earlier has ended), or
         # after the last newline (no rule but PEM spans lines), whichever lets more out now.
         cut = max(len(buf) - self.carry, buf.rfind("\n") + 1)
+        # ... but never inside the run of non-space characters at the end: a token (a JWT can be
+        # kilobytes long) may be open there; bounded so a stream without spaces still flows
+        run_start = max(buf.rfind(" "), buf.rfind("\n"), buf.rfind("\t")) + 1
+        if len(buf) - run_start <= _MAX_TOKEN:
+            cut = min(cut, run_start)
+        active = self.redactor._active(buf)  # once per feed: the anchors scan is the cost
         tail = buf[max(0, cut - 20000) :]
         offset = len(buf) - len(tail)
-        for start, end in self.redactor.spans(tail):
+        for start, end in self.redactor.spans(tail, active):
             if offset + start < cut < offset + end:
                 cut = offset + start
         begin = buf.rfind("-----BEGIN", max(0, cut - 20000), cut)
         if begin >= 0 and _PEM.match(buf, begin) is None and len(buf) - begin < 20000:
             cut = begin  # an unfinished block: hold it until its END line arrives
         head, self._pending = buf[:cut], buf[cut:]
-        return self.redactor.redact(head)
+        return self.redactor.redact(head, active)
 
     def flush(self) -> str:
         rest, self._pending = self._pending, ""

@@ -34,6 +34,21 @@ TOKENS = {
     "url_credentials": "https://deploy:s3cr3tpassw0rd@git.example.com/repo.git",
     "secret_assignment": "DEPLOY_API_TOKEN=opaque-value-1234",
     "secret_flag": "--password=hunter2hunter2",
+    "json_authorization": '{"Authorization": "Bearer json.header-0123456789"}',
+    "pgp": "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0pgpkey\n"
+    + "-----END PGP PRIVATE KEY BLOCK-----",
+    "npmrc": "//registry.npmjs.org/:_authToken=0b9f3c2e-5d7a-4c1b-9e8f-1a2b3c4d5e6f",
+    "huggingface": "hf_" + "H" * 34,
+    "sendgrid": "SG." + "s" * 22 + "." + "g" * 43,
+    "vault": "hvs." + "V" * 24,
+    "stripe_webhook": "whsec_" + "W" * 32,
+    "gitlab_runner": "glrt-" + "R" * 20,
+    "slack_refresh": "xoxe-1-" + "E" * 40,
+    "azure": "DefaultEndpointsProtocol=https;AccountKey=" + "A" * 86 + "==;",
+    "api_key_header": "X-API-Key: apikey-0123456789abcdef",
+    "curl_user": "curl -u deploy:curlpassw0rd https://example.com",
+    "password_with_at": "https://bob:p@ssw0rd@example.com/",
+    "long_jwt": "eyJhbGciOiJSUzI1NiJ9.eyJ" + "p" * 1100 + ".sig" + "n" * 60,
 }
 # The secret part of each sample: it must not survive anywhere in the output.
 SECRET_PART = {
@@ -43,6 +58,14 @@ SECRET_PART = {
     "url_credentials": "s3cr3tpassw0rd",
     "secret_assignment": "opaque-value-1234",
     "secret_flag": "hunter2hunter2",
+    "json_authorization": "json.header-0123456789",
+    "pgp": "lQOYBF0pgpkey",
+    "npmrc": "0b9f3c2e-5d7a-4c1b-9e8f-1a2b3c4d5e6f",
+    "azure": "A" * 86,
+    "api_key_header": "apikey-0123456789abcdef",
+    "curl_user": "curlpassw0rd",
+    "password_with_at": "ssw0rd",
+    "long_jwt": "p" * 1100,
 }
 
 

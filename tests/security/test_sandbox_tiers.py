@@ -65,6 +65,7 @@ def test_tier3_when_the_layers_are_off(tmp_path: Path) -> None:
     reasons = " ".join(report["reasons"])  # type: ignore[arg-type]
     assert "wrote outside the workspace" in reasons  # observed, not assumed
     assert "connected to a loopback listener" in reasons
+    assert "signalled a host process" in reasons
 
 
 def test_tier3_is_reported_and_every_command_asks(tmp_path: Path) -> None:

@@ -86,6 +86,31 @@ def resolve_cwd(session: Session, cwd: str | None) -> tuple[WorkspaceRoot, str, 
     return root, os.path.join(root.real_path, *parts), display
 
 
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def refuse_unsafe_workspace(workspace: str) -> None:
+    """A workspace that holds the user's home, the sandbox's own helper or its caches cannot be
+    sandboxed: everything writable in it would include what the sandbox relies on."""
+    from s_code.sandbox.launcher import cache_dir
+
+    home = os.path.realpath(os.path.expanduser("~"))
+    held = {
+        "your home directory": home,
+        "the sandbox's exec helper": os.path.realpath(cache_dir()),
+        "the dependency caches": os.path.realpath(caches.cache_root(Path(workspace))),
+    }
+    for what, path in held.items():
+        if _inside(path, workspace):
+            raise SCodeError(
+                ErrorKind.SANDBOX_UNAVAILABLE,
+                f"the workspace {workspace!r} contains {what} ({path}); commands cannot be "
+                "sandboxed there: open a project folder instead",
+                reason="workspace_holds_sandbox_state",
+            )
+
+
 def resolve_executable(name: str, cwd: str, path: str) -> str:
     if "/" in name:
         candidate = os.path.normpath(os.path.join(cwd, name))
@@ -106,6 +131,7 @@ def resolve_executable(name: str, cwd: str, path: str) -> str:
 def project(session: Session, command: list[str], cwd: str | None, network: bool) -> Projection:
     root, cwd_abs, cwd_display = resolve_cwd(session, cwd)
     workspace = Path(root.real_path)
+    refuse_unsafe_workspace(str(workspace))
     report = tiers.current()
     dep = caches.for_workspace(workspace)
     tmp_base = dep.root / "tmp"

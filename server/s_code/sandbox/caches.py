@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +42,37 @@ def cache_root(workspace: Path) -> Path:
     return Path(base) / "s-code" / "tool-dependencies"
 
 
+def _ensure_dir(root: Path, path: Path) -> None:
+    """Create ``path`` below ``root`` one component at a time, never through a link: commands
+    may write anything inside ``root``, including a link where a cache directory should be."""
+    current = root
+    for part in path.relative_to(root).parts:
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            os.mkdir(current, 0o700)
+            continue
+        if not stat.S_ISDIR(st.st_mode):  # a link or a file planted by a command: replace it
+            os.unlink(current)
+            os.mkdir(current, 0o700)
+
+
+def _ensure_empty_file(path: Path) -> None:
+    try:
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode):
+            return
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    os.close(fd)
+
+
 @dataclass(frozen=True)
 class Caches:
     root: Path
@@ -62,11 +95,11 @@ def for_workspace(workspace: Path) -> Caches:
         "npm_config_cache": root / "npm",
         "PIP_CACHE_DIR": root / "pip",
     }
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
     for d in dirs.values():
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _ensure_dir(root, d)
+    _ensure_empty_file(root / "npmrc")
     npmrc = root / "npmrc"
-    if not npmrc.exists():
-        npmrc.write_text("")
     env = {k: str(v) for k, v in dirs.items()}
     env.update(
         npm_config_userconfig=str(npmrc),

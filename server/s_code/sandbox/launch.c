@@ -7,7 +7,8 @@
  * abstract-socket scoping from ABI 6), loads a seccomp BPF program built by the sidecar with
  * libseccomp, and execs the command. With --reap it first becomes a child subreaper and supervises:
  * when the command ends, or on SIGTERM/SIGINT/SIGHUP, every descendant is killed and reaped, so
- * nothing outlives the command even without a PID namespace.
+ * nothing outlives the command even without a PID namespace. The supervisor also gets SIGTERM when
+ * the sidecar dies (PR_SET_PDEATHSIG), so a command that kills the sidecar dies with it.
  *
  *   s-code-launch [--chdir DIR] [--ro PATH]... [--rw PATH]... [--no-net] [--scope]
  *                 [--seccomp FILE] [--reap] [--no-landlock] -- COMMAND [ARG]...
@@ -265,8 +266,12 @@ static int kill_children(pid_t self) {
 }
 
 static int supervise(const struct options *o) {
+    pid_t parent = getppid();
     if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
         die("becoming a child subreaper", errno);
+    /* If the sidecar dies, SIGTERM arrives here and the whole tree is killed below. */
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0)
+        die("setting the parent-death signal", errno);
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -274,6 +279,8 @@ static int supervise(const struct options *o) {
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, &old);
+    if (getppid() != parent) /* the sidecar died before the signal was armed */
+        raise(SIGTERM);
     pid_t main_pid = fork();
     if (main_pid < 0)
         die("fork", errno);

@@ -69,6 +69,12 @@ class Profile:
         }
 
 
+def nested_gits(workspace: str) -> tuple[str, ...]:
+    from s_code.sandbox.watch import nested_git_dirs
+
+    return tuple(os.path.join(workspace, rel) for rel in nested_git_dirs(workspace))
+
+
 def protected_in(workspace: str) -> tuple[str, ...]:
     """The protected names at the workspace root (existing or not) as absolute paths."""
     names = sorted(PROTECTED_DIRS | PROTECTED_FILES)
@@ -116,7 +122,7 @@ def build(
         network=network,
         readable=("/",),
         writable=writable if tier != 3 else ("/",),
-        read_only=protected_in(ws) if tier == 1 else (),
+        read_only=(*protected_in(ws), *nested_gits(ws)) if tier == 1 else (),
         hidden=hidden,
         runtimes=_with_home_path_dirs(runtimes.roots(), env["PATH"], home),
         caches=dict(caches.env),

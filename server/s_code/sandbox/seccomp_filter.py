@@ -39,23 +39,51 @@ DENIED = (
     "open_by_handle_at",
     "userfaultfd",
 )
-RULES_VERSION = "1"
+# Denied as well when the command shares the host's namespaces (tier 2): System V IPC objects
+# outlive the command and are shared with host processes, and extended attributes are metadata
+# Landlock does not cover.
+DENIED_SHARED = (
+    "shmget",
+    "shmat",
+    "shmctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "semget",
+    "semop",
+    "semctl",
+    "semtimedop",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+)
+RULES_VERSION = "2"
 
 
-def rules_key(network: bool, unix_sockets: bool) -> str:
-    body = f"{RULES_VERSION}|{network}|{unix_sockets}|{','.join(DENIED)}|{os.uname().machine}"
+def rules_key(network: bool, host_namespaces: bool) -> str:
+    body = (
+        f"{RULES_VERSION}|{network}|{host_namespaces}|{','.join(DENIED + DENIED_SHARED)}|"
+        f"{os.uname().machine}"
+    )
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
-def build(network: bool, unix_sockets: bool, out: Path) -> None:
-    """Write the BPF program to ``out``: sockets other than AF_UNIX fail unless ``network``;
-    AF_UNIX ``socket()`` itself fails unless ``unix_sockets`` (tier 2 has no mount namespace to
-    hide host sockets such as an ssh agent's; ``socketpair`` stays allowed)."""
+def build(network: bool, host_namespaces: bool, out: Path) -> None:
+    """Write the BPF program to ``out``. Sockets other than AF_UNIX fail unless ``network``.
+    With ``host_namespaces`` (tier 2: no mount, IPC or PID namespace of its own) AF_UNIX
+    ``socket()`` fails too (nothing hides host sockets such as an ssh agent's; ``socketpair``
+    stays), and so do System V IPC and extended attributes."""
     import pyseccomp as sc
 
     f = sc.SyscallFilter(defaction=sc.ALLOW)
-    for name in DENIED:
+    for name in DENIED + (DENIED_SHARED if host_namespaces else ()):
         f.add_rule(sc.ERRNO(errno.EPERM), name)
+    # another process's resource limits (a CPU limit of 1 s kills the sidecar); 0 is "self"
+    f.add_rule(sc.ERRNO(errno.EPERM), "prlimit64", sc.Arg(0, sc.NE, 0))
     # clone3 passes its flags in memory seccomp cannot read: ENOSYS makes libc fall back to clone.
     f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
     f.add_rule(
@@ -64,7 +92,7 @@ def build(network: bool, unix_sockets: bool, out: Path) -> None:
     for request in (TIOCSTI, TIOCLINUX):
         f.add_rule(sc.ERRNO(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, request))
     if not network:
-        if unix_sockets:
+        if not host_namespaces:
             f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.NE, socket.AF_UNIX))
         else:
             f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket")
@@ -74,10 +102,10 @@ def build(network: bool, unix_sockets: bool, out: Path) -> None:
     os.replace(tmp, out)
 
 
-def program(cache: Path, network: bool, unix_sockets: bool) -> Path:
+def program(cache: Path, network: bool, host_namespaces: bool) -> Path:
     """The path of the compiled program for these rules, building it on first use."""
-    out = cache / f"seccomp-{rules_key(network, unix_sockets)}.bpf"
+    out = cache / f"seccomp-{rules_key(network, host_namespaces)}.bpf"
     if not out.exists():
         cache.mkdir(parents=True, exist_ok=True)
-        build(network, unix_sockets, out)
+        build(network, host_namespaces, out)
     return out

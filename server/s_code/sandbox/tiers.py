@@ -1,11 +1,12 @@
 """Which sandbox tier this machine gives, decided by a self-test that observes results.
 
-Each candidate tier runs a probe through the real launch path: it writes outside its workspace,
-connects to a loopback listener the sidecar opened, and appends to the probe workspace's
-``.git/config``. The sidecar then looks: did the outside file appear, did the listener get a
-connection, did ``.git/config`` change (tier 1 must prevent it; tier 2 must detect and undo it).
-Tier 1 is bubblewrap + Landlock + seccomp; tier 2 Landlock + seccomp; tier 3 neither. The result is
-cached per boot (keyed by ``/proc/sys/kernel/random/boot_id``) and per launcher build.
+Each candidate tier runs a probe through the real launch path: it signals a host process, writes
+outside its workspace, connects to a loopback listener the sidecar opened, and appends to the probe
+workspace's ``.git/config``. The sidecar then looks: is the host process alive, did the outside file
+appear, did the listener get a connection, did ``.git/config`` change (tier 1 must prevent it;
+tier 2 must detect and undo it). Tier 1 is bubblewrap + Landlock + seccomp; tier 2 Landlock +
+seccomp; tier 3 neither. The result is cached per boot (keyed by
+``/proc/sys/kernel/random/boot_id``) and per launcher build.
 
 ``S_CODE_SANDBOX_DISABLE`` (a comma list of ``bwrap``, ``landlock``, ``seccomp``) switches layers
 off, for tests and diagnosis; the probe still decides what that leaves.
@@ -69,8 +70,12 @@ def landlock_abi() -> int:
 
 
 _PROBE = """
-import socket, sys
-out, port = sys.argv[1], int(sys.argv[2])
+import os, signal, socket, sys
+out, port, host = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+try:
+    os.kill(host, signal.SIGTERM)
+except OSError:
+    pass
 try:
     open(out + "/escaped", "w").write("x")
 except OSError:
@@ -95,7 +100,7 @@ def argv_for(
     landlock = tier != 3 and "landlock" not in off
     use_seccomp = tier != 3 and "seccomp" not in off
     seccomp = (
-        str(seccomp_filter.program(cache, profile.network, unix_sockets=tier == 1))
+        str(seccomp_filter.program(cache, profile.network, host_namespaces=tier != 1))
         if use_seccomp
         else None
     )
@@ -122,22 +127,26 @@ def _probe(tier: int, helper: str, cache: Path) -> str | None:
         tmp.mkdir()
         profile = build(tier, ws, ws, False, caches, str(tmp))
         before = watch.snapshot(str(ws))
-        command = [
-            sys.executable,
-            "-I",
-            "-S",
-            "-c",
-            _PROBE,
-            str(outside),
-            str(listener.getsockname()[1]),
-        ]
+        host = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL)
+        port = str(listener.getsockname()[1])
+        command = [sys.executable, "-I", "-S", "-c", _PROBE, str(outside), port, str(host.pid)]
         try:
             argv, placeholders = argv_for(tier, {"profile": profile}, helper, cache, command)
             proc = subprocess.run(
                 argv, env=profile.env, capture_output=True, text=True, timeout=30, cwd=ws
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
+            host.kill()
+            host.wait()
             return f"the probe could not run: {exc}"
+        finally:
+            try:  # a signal is delivered at once; the process may take a moment to die of it
+                host.wait(timeout=0.05)
+                signalled = True
+            except subprocess.TimeoutExpired:
+                signalled = False
+            host.kill()
+            host.wait()
         remove_placeholders(placeholders)
         try:
             listener.accept()[0].close()
@@ -153,6 +162,8 @@ def _probe(tier: int, helper: str, cache: Path) -> str | None:
             problems.append("wrote outside the workspace")
         if connected:
             problems.append("connected to a loopback listener")
+        if signalled:
+            problems.append("signalled a host process")
         git_changed = watch.changed_and_restore(str(ws), before)
         if git_changed and tier == 1:
             problems.append("wrote .git/config")

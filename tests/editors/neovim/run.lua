@@ -191,6 +191,23 @@ function cases.plan_mode_and_command_output()
   check(out:find('streamed-line', 1, true), 'output streamed into the buffer: ' .. out)
 end
 
+function cases.commands_complete_and_show()
+  open('a.txt')
+  eq(vim.fn.getcompletion('SCodeMode ', 'cmdline'), { 'manual', 'accept-edits', 'workspace' }, 'modes')
+  vim.cmd('SCodeTools')
+  local ok = vim.wait(10000, function()
+    local text = table.concat(lines(require('s_code.ui').scratch('tools')), '\n')
+    return text:find('run_command', 1, true) ~= nil
+  end, 20)
+  check(ok, ':SCodeTools lists the tools')
+  vim.cmd('SCodeSandboxPreview make test')
+  ok = vim.wait(10000, function()
+    local text = table.concat(lines(require('s_code.ui').scratch('sandbox')), '\n')
+    return text:find('decision: ask', 1, true) ~= nil
+  end, 20)
+  check(ok, ':SCodeSandboxPreview shows the profile and that manual mode asks')
+end
+
 function cases.health_check_passes()
   open('a.txt')
   vim.cmd('checkhealth s_code')

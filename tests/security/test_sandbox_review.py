@@ -1,0 +1,189 @@
+"""Escapes found by the adversarial review of the sandbox, each a test with a positive control:
+symlinked protected paths and write-through on restore, resource limits of host processes, the
+supervisor outliving a killed sidecar, workspaces that hold the sandbox's own state, System V IPC,
+links planted in the dependency cache, rebase state, and flooding a protected name."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from tests.security.sandbox_support import PY, Box, alive, box
+
+from s_code.commands.projection import refuse_unsafe_workspace
+from s_code.protocol.errors import SCodeError
+from s_code.sandbox import caches, launcher
+
+__all__ = ["box"]
+
+
+def test_symlinked_git_config_and_hooks_are_put_back(box: Box, tmp_path: Path) -> None:
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    (evil / "config").write_text("[core]\n\tfsmonitor = /tmp/pwn\n")
+    (evil / "hooks").mkdir()
+    config = box.workspace / ".git" / "config"
+    original = config.read_text()
+    script = (
+        f"ln -sf {evil}/config .git/config; mv .git/hooks .git/hooks.old; "
+        f"ln -s {evil}/hooks .git/hooks; echo done"
+    )
+    box.sh(script)
+    assert not config.is_symlink() and config.read_text() == original
+    hooks = box.workspace / ".git" / "hooks"
+    assert hooks.is_dir() and not hooks.is_symlink()
+    assert (evil / "config").read_text().startswith("[core]\n\tfsmonitor")  # not written through
+    box.unconfined(["sh", "-c", script])
+    assert config.is_symlink()  # positive control
+
+
+def test_restore_never_writes_through_a_replaced_git_dir(box: Box) -> None:
+    victim = box.outside / "D"
+    (victim / "hooks").mkdir(parents=True)
+    (victim / "config").write_text("outside config\n")
+    (victim / "hooks" / "keepme").write_text("outside hook\n")
+    _, changed = box.sh(f"mv .git .git-real && ln -s {victim} .git; echo done")
+    assert (victim / "config").read_text() == "outside config\n"
+    assert sorted(os.listdir(victim / "hooks")) == ["keepme"]
+    git = box.workspace / ".git"
+    assert not git.is_symlink()  # the link was removed, never followed
+    if box.tier == 2:
+        assert ".git" in changed and not git.exists()  # left absent: no repository to run
+
+
+def test_prlimit_on_a_host_process_is_denied(box: Box) -> None:
+    host = subprocess.Popen(["sleep", "300"])
+    try:
+        code = (
+            "import resource\n"
+            f"resource.prlimit({host.pid}, resource.RLIMIT_NOFILE, (3, 3))\n"
+            "print('limited')\n"
+        )
+        outcome = box.py(code)
+        assert "limited" not in outcome.output
+        assert resource.prlimit(host.pid, resource.RLIMIT_NOFILE)[0] != 3
+        box.unconfined([PY, "-c", code])
+        assert resource.prlimit(host.pid, resource.RLIMIT_NOFILE) == (3, 3)  # positive control
+    finally:
+        host.kill()
+        host.wait()
+
+
+@pytest.mark.parametrize("reap", [True, False], ids=["supervised", "control"])
+def test_supervisor_kills_the_tree_when_the_sidecar_dies(reap: bool) -> None:
+    marker = f"{303 + (uuid.uuid4().int % 1000) / 1000:.3f}"
+    helper = str(launcher.helper())
+    argv = [helper, *(["--reap"] if reap else []), "--no-landlock", "--", "sleep", marker]
+    parent = subprocess.Popen(
+        [PY, "-c", f"import subprocess, time; subprocess.Popen({argv!r}); time.sleep(60)"]
+    )
+    deadline = time.monotonic() + 10
+    while not alive(f"sleep\0{marker}") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert alive(f"sleep\0{marker}")
+    parent.kill()  # the sidecar dies
+    parent.wait()
+    time.sleep(0.5)
+    survivors = alive(f"sleep\0{marker}")
+    for pid in survivors:
+        os.kill(pid, 9)
+    if reap:
+        assert survivors == []
+    else:
+        assert survivors  # positive control: an unsupervised command outlives its parent
+
+
+def test_a_workspace_holding_home_or_the_sandbox_state_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv(caches.CACHE_ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("S_CODE_LAUNCHER_DIR", str(tmp_path / "elsewhere" / "launcher"))
+    for workspace in (home, tmp_path):  # the home itself, and a folder above it
+        with pytest.raises(SCodeError) as err:
+            refuse_unsafe_workspace(str(workspace))
+        assert err.value.kind == "sandbox_unavailable"
+    project = home / "project"
+    project.mkdir()
+    refuse_unsafe_workspace(str(project))  # a project folder is fine
+    monkeypatch.setenv("S_CODE_LAUNCHER_DIR", str(project / ".cache" / "launcher"))
+    with pytest.raises(SCodeError, match="exec helper"):
+        refuse_unsafe_workspace(str(project))
+
+
+_SHM = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+shmid = libc.shmget(0, 4096, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+print("shmid", shmid, ctypes.get_errno())
+"""
+
+
+def test_sysv_ipc_is_denied_in_tier2(box: Box) -> None:
+    outcome = box.py(_SHM)
+    shmid = int(outcome.output.split()[1])
+    if box.tier == 2:
+        assert shmid == -1 and outcome.output.split()[2] == "1"  # EPERM
+    control = box.unconfined([PY, "-c", _SHM]).stdout.split()
+    assert int(control[1]) >= 0  # positive control: the host's IPC namespace takes it
+    subprocess.run(["ipcrm", "-m", control[1]], check=False)
+    if box.tier == 1 and shmid >= 0:  # a private IPC namespace: gone with the command
+        listed = subprocess.run(["ipcs", "-m"], capture_output=True, text=True).stdout
+        assert f" {shmid} " not in listed
+
+
+def test_links_planted_in_the_cache_do_not_redirect_the_sidecar(box: Box, tmp_path: Path) -> None:
+    dep = caches.for_workspace(box.workspace)
+    target = box.outside / "planted"
+    box.sh(f"cd {dep.root} && rm -rf go npmrc && ln -s {target}/new npmrc && ln -s {target} go")
+    target.mkdir()
+    caches.for_workspace(box.workspace)  # the next command's set-up
+    assert os.listdir(target) == []  # nothing created through the links
+    assert (dep.root / "npmrc").is_file() and not (dep.root / "npmrc").is_symlink()
+    assert (dep.root / "go").is_dir() and not (dep.root / "go").is_symlink()
+
+
+def test_rebase_state_left_in_git_is_removed(box: Box) -> None:
+    script = "mkdir -p .git/rebase-merge && echo 'exec touch /tmp/pwn' > .git/rebase-merge/done"
+    _, changed = box.sh(script + "; echo ok")
+    assert not (box.workspace / ".git" / "rebase-merge").exists()
+    if box.tier == 2:
+        assert ".git/rebase-merge" in changed
+    box.unconfined(["sh", "-c", script])
+    assert (box.workspace / ".git" / "rebase-merge").exists()  # positive control
+
+
+def test_flooding_a_protected_name_hides_nothing(box: Box) -> None:
+    script = (
+        "mkdir .envrc && for i in $(seq 1 2100); do : > .envrc/f$i; done; "
+        "echo x > .mcp.json; echo x > .nvim.lua; mkdir -p .vscode && echo x > .vscode/tasks.json; "
+        "echo '#!/bin/sh' > .git/hooks/pre-commit; echo ok"
+    )
+    box.sh(script)
+    for name in (".envrc", ".mcp.json", ".nvim.lua", ".vscode", ".git/hooks/pre-commit"):
+        assert not (box.workspace / name).exists(), name
+
+
+def test_a_nested_repository_is_protected_too(box: Box) -> None:
+    nested = box.workspace / "vendor" / "lib" / ".git"
+    (nested / "hooks").mkdir(parents=True)
+    (nested / "config").write_text("[core]\n")
+    script = (
+        "printf '\\tfsmonitor = /tmp/pwn\\n' >> vendor/lib/.git/config; "
+        "echo '#!/bin/sh' > vendor/lib/.git/hooks/post-checkout; echo ok"
+    )
+    _, changed = box.sh(script)
+    assert (nested / "config").read_text() == "[core]\n"
+    assert not (nested / "hooks" / "post-checkout").exists()
+    if box.tier == 2:
+        assert "vendor/lib/.git/config" in changed
+    box.unconfined(["sh", "-c", script])
+    assert "fsmonitor" in (nested / "config").read_text()  # positive control
