@@ -4,7 +4,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format bench docs clean
+VSCODE := editors/vscode
+VSCODE_STAMP := $(VSCODE)/node_modules/.installed
+
+.PHONY: demo test lint format bench docs clean vsix
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +23,17 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check server tests
 	$(VENV)/bin/mypy
 
-test: lint
+# The VS Code extension's dependencies (npm ci from the lock file): its type check, unit and
+# protocol tests run inside pytest (tests/editors/test_vscode.py).
+$(VSCODE_STAMP): $(VSCODE)/package-lock.json
+	cd $(VSCODE) && npm ci --no-audit --no-fund
+	touch $(VSCODE_STAMP)
+
+test: lint $(VSCODE_STAMP)
 	$(VENV)/bin/pytest -q
+
+vsix: $(VSCODE_STAMP)
+	cd $(VSCODE) && npm run -s package
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format server tests
@@ -34,4 +46,4 @@ docs: $(STAMP)
 	$(PY) -m s_code.docs_gen
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(VSCODE)/node_modules $(VSCODE)/dist

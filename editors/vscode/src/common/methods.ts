@@ -1,0 +1,14 @@
+// The s-code method names this extension uses. A test checks them against the server's constants
+// (server/s_code/protocol/methods.py).
+export const TOOLS_LIST = 's-code/tools/list';
+export const TOOLS_CALL = 's-code/tools/call';
+export const PERMISSION_MODE_GET = 's-code/permissionMode/get';
+export const PERMISSION_MODE_SET = 's-code/permissionMode/set';
+export const TURN_UNDO = 's-code/turn/undo';
+export const SANDBOX_PREVIEW = 's-code/sandbox/preview';
+export const APPROVAL_REQUEST = 's-code/approval/request';
+export const PLAN_UPDATED = 's-code/planUpdated';
+export const COMMAND_OUTPUT = 's-code/commandOutput';
+
+export const MODES = ['manual', 'accept-edits', 'workspace'] as const;
+export type Mode = (typeof MODES)[number];

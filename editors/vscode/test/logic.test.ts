@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+
+import { APPROVE, type AskUi, type Card, DENY, DETAILS, decide, render, summary } from '../src/common/approval';
+import { Backoff } from '../src/common/restart';
+import { planLines, statusText } from '../src/common/status';
+
+const batch: Card = {
+  id: 'a-1',
+  kind: 'edit',
+  title: 'Edit 32 files',
+  target: JSON.stringify(Array.from({ length: 32 }, (_, i) => `pkg/m${i}.py`)),
+  digest: 'f'.repeat(64),
+  details: {
+    files: Array.from({ length: 32 }, (_, i) => ({
+      path: `pkg/m${i}.py`,
+      created: i % 2 === 0,
+      via: 'disk',
+      lines_before: 0,
+      lines_after: 1,
+    })),
+  },
+};
+
+function scripted(answers: (string | undefined)[]) {
+  const shown: string[] = [];
+  const asked: string[] = [];
+  const ui: AskUi = {
+    modal: async (message, _detail, actions) => {
+      asked.push(message);
+      expect(actions).toEqual([APPROVE, DENY, DETAILS]);
+      return answers.shift();
+    },
+    openReadOnly: async (_title, markdown) => {
+      shown.push(markdown);
+    },
+  };
+  return { ui, shown, asked };
+}
+
+describe('approval cards', () => {
+  it('approves once on "Approve once"', async () => {
+    const { ui, asked } = scripted([APPROVE]);
+    expect(await decide(batch, ui)).toBe('approve');
+    expect(asked).toEqual(['s-code: Edit 32 files?']);
+  });
+
+  it('denies on Deny and on dismissal', async () => {
+    expect(await decide(batch, scripted([DENY]).ui)).toBe('deny');
+    expect(await decide(batch, scripted([undefined]).ui)).toBe('deny');
+  });
+
+  it('shows every path in the details, then asks again', async () => {
+    const { ui, shown, asked } = scripted([DETAILS, APPROVE]);
+    expect(await decide(batch, ui)).toBe('approve');
+    expect(asked).toHaveLength(2);
+    for (let i = 0; i < 32; i++) {
+      expect(shown[0]).toContain(`pkg/m${i}.py`);
+    }
+  });
+
+  it('gives up (deny) after too many detail requests', async () => {
+    const { ui } = scripted(Array(10).fill(DETAILS));
+    expect(await decide(batch, ui, 3)).toBe('deny');
+  });
+
+  it('summarises edits and commands in one line', () => {
+    expect(summary(batch)).toBe('32 file(s), 16 new');
+    const cmd: Card = { ...batch, kind: 'command', details: { network: true, sandbox: { label: 'landlock+seccomp' } } };
+    expect(summary(cmd)).toBe('network REQUESTED, sandbox: landlock+seccomp');
+    expect(render(cmd)).toContain('"network": true');
+  });
+});
+
+describe('restart backoff', () => {
+  it('doubles, caps, and gives up after too many crashes in the window', () => {
+    const b = new Backoff(1000, 4000, 4, 60000);
+    expect([b.next(0), b.next(1), b.next(2), b.next(3)]).toEqual([1000, 2000, 4000, 4000]);
+    expect(b.next(4)).toBeUndefined();
+    const later = new Backoff(1000, 4000, 4, 60000);
+    later.next(0);
+    expect(later.next(120000)).toBe(1000); // old crashes leave the window
+  });
+});
+
+describe('status and plan', () => {
+  it('shows the mode and the tier', () => {
+    expect(statusText('manual', 1)).toBe('$(shield) s-code: manual · sandbox tier 1');
+    expect(statusText('workspace', 3)).toBe('$(shield) s-code: workspace · unsandboxed');
+    expect(statusText(undefined, undefined)).toBe('$(shield) s-code: starting');
+  });
+
+  it('renders the plan', () => {
+    const lines = planLines({ plan: [{ step: 'a', status: 'completed' }, { step: 'b', status: 'in_progress' }] });
+    expect(lines.slice(2)).toEqual(['1. [x] a', '2. [~] b']);
+  });
+});

@@ -1,0 +1,85 @@
+// The protocol as this extension speaks it (vscode-jsonrpc, approvalCards declared) against the
+// real Python server: initialize, an approval card answered, an edit applied, error kinds surfaced.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type MessageConnection, StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
+
+import * as methods from '../src/common/methods';
+
+const PYTHON = process.env.S_CODE_PYTHON ?? 'python3';
+
+let server: ChildProcess;
+let conn: MessageConnection;
+let root: string;
+let cards: { kind: string; target: string }[];
+let decisions: string[];
+
+beforeEach(async () => {
+  root = mkdtempSync(join(tmpdir(), 's-code-vscode-'));
+  writeFileSync(join(root, 'a.txt'), 'one\ntwo\n');
+  server = spawn(PYTHON, ['-m', 's_code', 'serve'], {
+    env: { ...process.env, S_CODE_STATE_DIR: join(root, '.state-outside') },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  conn = createMessageConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
+  cards = [];
+  decisions = [];
+  conn.onRequest(methods.APPROVAL_REQUEST, (params: { card: { kind: string; target: string } }) => {
+    cards.push(params.card);
+    return { decision: decisions.shift() ?? 'deny' };
+  });
+  conn.listen();
+  const uri = pathToFileURL(root).toString();
+  await conn.sendRequest('initialize', {
+    processId: process.pid,
+    rootUri: uri,
+    workspaceFolders: [{ uri, name: 'ws' }],
+    capabilities: { experimental: { sCode: { approvalCards: true } } },
+    initializationOptions: { permissionMode: 'manual' },
+  });
+  conn.sendNotification('initialized', {});
+});
+
+afterEach(async () => {
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  await conn.sendRequest('shutdown');
+  await conn.sendNotification('exit');
+  await exited; // the server exits on its own after "exit"
+  conn.dispose();
+});
+
+describe('the extension protocol against the real server', () => {
+  it('reports the mode and answers an approval card, then the edit lands', async () => {
+    expect((await conn.sendRequest<{ mode: string }>(methods.PERMISSION_MODE_GET, {})).mode).toBe('manual');
+    decisions.push('approve');
+    const result = await conn.sendRequest<{ applied: { path: string }[] }>(methods.TOOLS_CALL, {
+      name: 'apply_patch',
+      arguments: { files: [{ path: 'b.txt', expected_revision: null, content: 'new\n' }] },
+    });
+    expect(result.applied.map((a) => a.path)).toEqual(['b.txt']);
+    expect(cards[0].kind).toBe('edit');
+    expect(JSON.parse(cards[0].target)).toEqual(['b.txt']);
+    expect(readFileSync(join(root, 'b.txt'), 'utf8')).toBe('new\n');
+  });
+
+  it('surfaces error kinds', async () => {
+    decisions.push('deny');
+    await expect(
+      conn.sendRequest(methods.TOOLS_CALL, {
+        name: 'apply_patch',
+        arguments: { files: [{ path: 'c.txt', expected_revision: null, content: 'x\n' }] },
+      }),
+    ).rejects.toMatchObject({ data: { kind: 'approval_denied' } });
+    await expect(
+      conn.sendRequest(methods.TOOLS_CALL, { name: 'read_file', arguments: { path: '../etc/passwd' } }),
+    ).rejects.toMatchObject({ data: { kind: 'path_escape' } });
+    await expect(conn.sendRequest(methods.PERMISSION_MODE_SET, { mode: 'yolo' })).rejects.toMatchObject({
+      data: { kind: 'invalid_params' },
+    });
+  });
+});
