@@ -48,7 +48,7 @@ def test_demo_runs_the_agent_session() -> None:
     assert before == after and "revision " in before
     assert "apply_patch" in listed
     assert "→ Show details" in edits and "the editor shows the card:" in edits
-    assert '│ target: ["tests/test_ops.py"]' in edits
+    assert '│ - target: ["tests/test_ops.py"]' in edits
     accept = out.split("Switch to accept-edits")[1].split("Back to manual mode")[0]
     assert "mode accept-edits" in accept and "docs/changes.md: created=True" in accept
     assert "the editor asks" not in accept

@@ -220,6 +220,8 @@ async def test_approval_cards_protocol(client: LanguageClient) -> None:
     card = queue.cards[0]
     assert json.loads(card["target"]) == ["x.txt", "y.txt"]  # a batch: a JSON array of paths
     assert card["kind"] == "edit" and len(card["digest"]) == 64
+    assert "+++ b/x.txt" in card["details"]["files"][0]["diff"]  # what the edit does
+    assert "+1" in card["details"]["files"][0]["diff"].splitlines()
     read = await call(client, methods.READ_FILE, {"path": "a.txt"})
     legacy = {
         "path": "a.txt",

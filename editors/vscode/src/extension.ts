@@ -38,6 +38,10 @@ const vscodeUi: AskUi = {
     const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: markdown });
     await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: false });
   },
+  async openDiff(text) {
+    const doc = await vscode.workspace.openTextDocument({ language: 'diff', content: text });
+    await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.Beside });
+  },
 };
 
 function serverCommand(): { command: string; args: string[] } {

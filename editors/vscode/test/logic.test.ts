@@ -58,6 +58,21 @@ describe('approval cards', () => {
     }
   });
 
+  it('opens the diff of an edit next to the details', async () => {
+    const diffs: string[] = [];
+    const withDiff: Card = {
+      ...batch,
+      details: { files: [{ path: 'a.txt', created: false, via: 'disk', lines_before: 2, lines_after: 2, diff: '--- a/a.txt\n+++ b/a.txt\n-one\n+ONE' }] },
+    };
+    const { ui, shown } = scripted([DETAILS, DENY]);
+    ui.openDiff = async (text) => {
+      diffs.push(text);
+    };
+    expect(await decide(withDiff, ui)).toBe('deny');
+    expect(diffs).toEqual(['--- a/a.txt\n+++ b/a.txt\n-one\n+ONE']);
+    expect(shown[0]).toContain('```diff');
+  });
+
   it('gives up (deny) after too many detail requests', async () => {
     const { ui } = scripted(Array(10).fill(DETAILS));
     expect(await decide(batch, ui, 3)).toBe('deny');

@@ -8,14 +8,17 @@ first failure stops the batch with ``partially_applied`` listing what was writte
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import os
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from s_code.approvals.cards import Card
 from s_code.approvals.gate import Approval, check, redactor_of
+from s_code.approvals.policy import decide
 from s_code.edits.journal import Journal, reservation_conflict
 from s_code.edits.preflight import Target, prepare
 from s_code.edits.request import ApplyPatchArgs, plans_of
@@ -39,24 +42,43 @@ def journal_of(session: Session) -> Journal:
     return Journal(session.store)
 
 
-def edit_card(targets: list[Target], legacy: bool, redactor: Redactor | None = None) -> Card:
+DIFF_LINES = 400  # per file, in the card's details (the whole change is on disk after approval)
+
+
+def _diff(t: Target, shown: Callable[[str], str]) -> str:
+    before = (t.before or b"").decode("utf-8", "replace").splitlines()
+    after = t.after.decode("utf-8", "replace").splitlines()
+    name = t.loc.display
+    lines = list(difflib.unified_diff(before, after, f"a/{name}", f"b/{name}", lineterm="", n=2))
+    if len(lines) > DIFF_LINES:
+        lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more diff lines"]
+    return shown("\n".join(lines))
+
+
+def edit_card(
+    targets: list[Target],
+    legacy: bool,
+    redactor: Redactor | None = None,
+    with_diff: bool = False,
+) -> Card:
+    """The card of a batch; ``with_diff`` (only when the user will be asked) adds each file's
+    unified diff, redacted and bounded."""
     shown = redactor.redact if redactor is not None else str
     paths = [shown(t.loc.display) for t in targets]
     files = []
     for t in targets:
-        before = (t.before or b"").decode("utf-8", "replace").split("\n")
-        after = t.after.decode("utf-8", "replace").split("\n")
-        files.append(
-            {
-                "path": shown(t.loc.display),
-                "created": t.created,
-                "via": t.via,
-                "lines_before": len(before),
-                "lines_after": len(after),
-                "sha_before": t.sha_before,
-                "sha_after": t.sha_after,
-            }
-        )
+        entry: dict[str, Any] = {
+            "path": shown(t.loc.display),
+            "created": t.created,
+            "via": t.via,
+            "lines_before": (t.before or b"").count(b"\n") + 1,
+            "lines_after": t.after.count(b"\n") + 1,
+            "sha_before": t.sha_before,
+            "sha_after": t.sha_after,
+        }
+        if with_diff:
+            entry["diff"] = _diff(t, shown)
+        files.append(entry)
     where = paths[0] if len(paths) == 1 else f"{len(paths)} files"
     title = f"Edit {where}"[:150]
     target = paths[0] if legacy else json.dumps(paths)
@@ -66,7 +88,9 @@ def edit_card(targets: list[Target], legacy: bool, redactor: Redactor | None = N
 async def approve(session: Session, targets: list[Target], legacy: bool) -> Approval:
     """The gate for a batch. Re-projection after approval is the revision recheck before the
     first write: a file changed since the card was built fails the batch (stale_revision)."""
-    return await check(session, "edit", edit_card(targets, legacy, redactor_of(session)))
+    asking = decide(session.permission_mode, "edit") == "ask"  # type: ignore[arg-type]
+    card = edit_card(targets, legacy, redactor_of(session), with_diff=asking)
+    return await check(session, "edit", card)
 
 
 async def reserve(journal: Journal, targets: list[Target], owner: str) -> None:

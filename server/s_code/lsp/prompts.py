@@ -29,13 +29,22 @@ _MAX_DETAILS = 5
 
 def render(card: Card) -> str:
     """The full card as a readable document."""
-    lines = [f"# s-code asks: {card.title}", "", f"- kind: {card.kind}", f"- digest: {card.digest}"]
+    lines = [
+        f"# s-code asks: {card.title}",
+        "",
+        f"- kind: {card.kind}",
+        f"- digest: {card.digest}",
+        f"- target: {card.target}",
+    ]
     if card.kind == "edit":
         files = card.details.get("files", [])
         lines += ["", f"## {len(files)} file(s)", ""]
         for f in files:
             change = "new file" if f.get("created") else f"{f['lines_before']} → {f['lines_after']}"
             lines.append(f"- `{f['path']}` ({change} lines, via {f['via']})")
+        diffs = [f["diff"] for f in files if f.get("diff")]
+        if diffs:
+            lines += ["", "## changes", "", "```diff", *diffs, "```"]
     elif card.kind == "command":
         box = card.details["sandbox"]
         lines += [
@@ -56,7 +65,7 @@ def render(card: Card) -> str:
         ]
     else:
         lines += ["", "## details", "", "```json", json.dumps(card.details, indent=2), "```"]
-    lines += ["", f"target: {card.target}", ""]
+    lines.append("")
     return "\n".join(lines)
 
 

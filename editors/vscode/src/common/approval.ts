@@ -7,6 +7,7 @@ export interface CardFile {
   via: string;
   lines_before: number;
   lines_after: number;
+  diff?: string;
 }
 
 export interface Card {
@@ -26,6 +27,18 @@ export const DETAILS = 'Show details';
 export interface AskUi {
   modal(message: string, detail: string, actions: string[]): Promise<string | undefined>;
   openReadOnly(title: string, markdown: string): Promise<void>;
+  /** The unified diff of an edit batch, shown with diff highlighting. */
+  openDiff?(text: string): Promise<void>;
+}
+
+/** The unified diffs an edit card carries (the server adds them when it asks). */
+export function diffText(card: Card): string {
+  if (card.kind !== 'edit') return '';
+  const files = (card.details.files as CardFile[] | undefined) ?? [];
+  return files
+    .map((f) => f.diff ?? '')
+    .filter(Boolean)
+    .join('\n');
 }
 
 export function summary(card: Card): string {
@@ -42,16 +55,19 @@ export function summary(card: Card): string {
 }
 
 export function render(card: Card): string {
-  const lines = [`# s-code asks: ${card.title}`, '', `- kind: ${card.kind}`, `- digest: ${card.digest}`, ''];
+  const lines = [`# s-code asks: ${card.title}`, '', `- kind: ${card.kind}`, `- digest: ${card.digest}`];
+  lines.push(`- target: ${card.target}`, '');
   if (card.kind === 'edit') {
     for (const f of (card.details.files as CardFile[] | undefined) ?? []) {
       const change = f.created ? 'new file' : `${f.lines_before} → ${f.lines_after} lines`;
       lines.push(`- \`${f.path}\` (${change}, via ${f.via})`);
     }
+    const diff = diffText(card);
+    if (diff) lines.push('', '## changes', '', '```diff', diff, '```');
   } else {
     lines.push('```json', JSON.stringify(card.details, null, 2), '```');
   }
-  lines.push('', `target: ${card.target}`, '');
+  lines.push('');
   return lines.join('\n');
 }
 
@@ -63,6 +79,8 @@ export async function decide(card: Card, ui: AskUi, maxDetails = 5): Promise<'ap
       return answer === APPROVE ? 'approve' : 'deny';
     }
     await ui.openReadOnly(`s-code approval ${card.id}`, render(card));
+    const diff = diffText(card);
+    if (diff && ui.openDiff) await ui.openDiff(diff);
   }
   return 'deny';
 }
