@@ -66,9 +66,9 @@ def run(client: StdioClient, command: list[str], **extra: Any) -> dict[str, Any]
 
 def test_output_streams_while_it_runs(workspace_mode: Any) -> None:
     client, _, _ = workspace_mode
-    result = run(client, ["sh", "-c", "echo one; sleep 0.5; echo two >&2; echo three"])
+    result = run(client, ["sh", "-c", "echo one; sleep 0.5; echo two >&2; sleep 0.5; echo three"])
     assert result["exit_code"] == 0
-    assert result["output"].splitlines() == ["one", "two", "three"]
+    assert result["output"].splitlines() == ["one", "two", "three"]  # 0.5 s apart: in order
     chunks = [n["params"] for n in client.notifications if n["method"] == "s-code/commandOutput"]
     assert {c["commandId"] for c in chunks} == {result["command_id"]}
     assert chunks[0] == {"commandId": result["command_id"], "stream": "stdout", "text": "one\n"}
