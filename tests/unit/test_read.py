@@ -454,3 +454,20 @@ def test_multi_root_names_are_made_unique(tmp_path: Path) -> None:
         assert rf(f, "proj-2/f.txt").file.text == "two\n"
     finally:
         f.close()
+
+
+def test_read_file_result_wire_form_is_the_pydantic_dump() -> None:
+    """read_file's hot path skips pydantic's dump; it must give exactly what the dump gives."""
+    from s_code.tools.files import ReadFileResult
+
+    result = ReadFileResult.model_construct(
+        path="a.txt",
+        numbered_content="1\tx\n",
+        sha256="0" * 64,
+        revision="0" * 16,
+        line_count=1,
+        start_line=1,
+        end_line=1,
+        source="disk",
+    )
+    assert result.to_wire() == result.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -36,6 +36,10 @@ class ReadFileResult(Result):
         description="`buffer`: the editor's open, possibly unsaved text; `disk`: the file."
     )
 
+    def to_wire(self) -> dict[str, Any]:
+        # no aliases and no optional fields: the plain field values are the wire form
+        return dict(self.__dict__)
+
 
 SMALL_FILE = 256 * 1024
 
@@ -49,7 +53,8 @@ async def _read_file(session: Session, args: ReadFileArgs) -> ReadFileResult:
         r = read_file(*read)
     else:
         r = await asyncio.to_thread(read_file, *read)
-    return ReadFileResult(
+    # Every value comes from our own read: constructed without re-validation, on the hot path.
+    return ReadFileResult.model_construct(
         path=r.file.path,
         numbered_content=r.numbered_content,
         sha256=r.file.sha256,
@@ -57,7 +62,7 @@ async def _read_file(session: Session, args: ReadFileArgs) -> ReadFileResult:
         line_count=r.line_count,
         start_line=r.start_line,
         end_line=r.end_line,
-        source=r.file.source,
+        source=r.file.source,  # type: ignore[arg-type]
     )
 
 
