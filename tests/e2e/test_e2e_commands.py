@@ -194,3 +194,19 @@ def test_preview_rejects_bad_params(workspace_mode: Any) -> None:
         with pytest.raises(RpcError) as err:
             client.request("s-code/sandbox/preview", params)
         assert err.value.kind == "invalid_params" and err.value.data["field"] == field
+
+
+def test_bad_arguments_name_the_field(workspace_mode: Any) -> None:
+    client, _, ws = workspace_mode
+    for command, field in (
+        (["echo", "a\0b"], "command.1"),
+        ([""], "command.0"),
+        (["echo", 5], "command.1"),
+    ):
+        with pytest.raises(RpcError) as err:
+            run(client, command)
+        assert err.value.kind == "invalid_params" and err.value.data["field"] == field
+    with pytest.raises(RpcError) as err:
+        run(client, ["true"], timeout_ms=0)
+    assert err.value.data["field"] == "timeout_ms"
+    assert sorted(p.name for p in ws.iterdir()) == []  # nothing ran
