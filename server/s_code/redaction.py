@@ -32,11 +32,15 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         ("PuTTY-User-Key-File",),
         r"PuTTY-User-Key-File-\d: [\s\S]{0,20000}?Private-MAC: [0-9a-f]+",
     ),
-    ("aws_key_id", ("AKIA", "ASIA", "ABIA", "ACCA"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    (
+        "aws_key_id",
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
+        r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Z0-9])",
+    ),
     (
         "aws_secret",
         ("secret",),
-        r"(?P<keep>(?i:aws_?secret_?access_?key)[\"']?\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{40}",
+        r"(?P<keep>(?i:(?:aws_?)?secret_?access_?key)[\"']?\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{40}",
     ),
     (
         "github",
@@ -73,7 +77,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("pypi", ("pypi-",), r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
     ("gcp_api_key", ("AIza",), r"\bAIza[0-9A-Za-z_\-]{35}"),
     ("gcp_oauth", ("ya29.",), r"\bya29\.[0-9A-Za-z_\-]{20,}"),
-    ("jwt", ("eyJ",), r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     (
         "authorization",  # headers, also as JSON or a dict: "Authorization": "Bearer ..."
         ("authorization", "x-api-key", "x-auth-token", "cookie", "api-key"),
@@ -165,6 +169,16 @@ class Redactor:
         return text
 
 
+_ANCHORS = tuple(sorted({a for _, anchors, _ in _RULES for a in anchors}))
+
+
+def _last_anchor(text: str, start: int) -> int:
+    """The last position at or after ``start`` where a rule's anchor begins, or -1."""
+    lower = text[start:].lower()
+    found = [start + (lower.rfind(a) if a.islower() else text[start:].rfind(a)) for a in _ANCHORS]
+    return max((f for f in found if f >= start), default=-1)
+
+
 def _replace(m: re.Match[str]) -> str:
     groups = m.groupdict()
     return f"{groups.get('keep') or ''}{MARK}{groups.get('after') or ''}"
@@ -196,6 +210,10 @@ class StreamRedactor:
         run_start = max(buf.rfind(" "), buf.rfind("\n"), buf.rfind("\t")) + 1
         if len(buf) - run_start <= _MAX_TOKEN:
             cut = min(cut, run_start)
+        else:  # a long run: hold from the last place a token could start in it
+            anchor = _last_anchor(buf, max(run_start, len(buf) - _MAX_TOKEN))
+            if anchor >= 0:
+                cut = min(cut, anchor)
         active = self.redactor._active(buf)  # once per feed: the anchors scan is the cost
         tail = buf[max(0, cut - 20000) :]
         offset = len(buf) - len(tail)

@@ -187,3 +187,80 @@ def test_a_nested_repository_is_protected_too(box: Box) -> None:
         assert "vendor/lib/.git/config" in changed
     box.unconfined(["sh", "-c", script])
     assert "fsmonitor" in (nested / "config").read_text()  # positive control
+
+
+# -- the second review ------------------------------------------------------------------------
+
+
+def test_a_deep_tree_does_not_crash_the_check(box: Box) -> None:
+    script = (
+        "printf '\\tfsmonitor = /tmp/pwn\\n' >> .git/config; "
+        "d=.vscode; for i in $(seq 1 1200); do d=$d/a; done; mkdir -p $d; "
+        "echo x > .mcp.json; echo ok"
+    )
+    box.sh(script)
+    assert "fsmonitor" not in (box.workspace / ".git" / "config").read_text()
+    assert not (box.workspace / ".vscode").exists()
+    assert not (box.workspace / ".mcp.json").exists()
+
+
+def test_the_root_cannot_become_a_bare_repository(box: Box) -> None:
+    (box.workspace / ".git" / "config").unlink()
+    (box.workspace / ".git" / "hooks").rmdir()
+    (box.workspace / ".git").rmdir()
+    script = (
+        "mkdir -p objects refs && echo 'ref: refs/heads/main' > HEAD && "
+        "printf '[core]\\n\\tbare = true\\n\\tfsmonitor = /tmp/pwn\\n' > config; echo ok"
+    )
+    box.sh(script)
+    assert not (box.workspace / "HEAD").exists()  # no longer a git directory layout
+    box.unconfined(["sh", "-c", script])
+    assert (box.workspace / "HEAD").exists()  # positive control
+
+
+def test_a_gitdir_file_in_a_subdirectory_is_removed(box: Box) -> None:
+    (box.workspace / "lib").mkdir()
+    script = "mkdir -p lib/.r && echo 'gitdir: .r' > lib/.git; echo ok"
+    box.sh(script)
+    assert not (box.workspace / "lib" / ".git").exists()
+    box.unconfined(["sh", "-c", script])
+    assert (box.workspace / "lib" / ".git").is_file()  # positive control
+
+
+def test_a_known_repository_stays_protected_past_the_search_budget(box: Box) -> None:
+    nested = box.workspace / "vendor" / ".git"
+    nested.mkdir(parents=True)
+    (nested / "config").write_text("[core]\n")
+    box.sh("echo ok")  # the first run learns vendor/.git
+    box.sh("for i in $(seq 1 21000); do : > f$i; done; echo ok")  # the search budget is spent
+    box.sh("printf '\\tfsmonitor = /tmp/pwn\\n' >> vendor/.git/config; echo ok")
+    assert (nested / "config").read_text() == "[core]\n"
+
+
+def test_no_set_user_id_bits(box: Box) -> None:
+    victim = box.outside / "tool"
+    victim.write_text("#!/bin/sh\n")
+    inside = box.workspace / "tool"
+    inside.write_text("#!/bin/sh\n")
+    box.sh(f"chmod 4755 tool {victim}; chmod 2755 tool; chmod 755 tool; echo done")
+    assert not victim.stat().st_mode & 0o6000
+    assert inside.stat().st_mode & 0o7777 == 0o755  # ordinary modes still work
+    box.unconfined(["chmod", "4755", str(victim)])
+    assert victim.stat().st_mode & 0o4000  # positive control
+
+
+def test_a_workspace_holding_s_code_itself_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import s_code
+
+    package_root = Path(s_code.__file__).resolve().parents[1]  # .../server
+    with pytest.raises(SCodeError, match="s-code itself"):
+        refuse_unsafe_workspace(str(package_root))
+
+
+def test_a_link_planted_as_the_private_tmp_is_not_followed(box: Box) -> None:
+    dep = caches.for_workspace(box.workspace)
+    target = box.outside / "tmp-target"
+    target.mkdir()
+    box.sh(f"rm -rf {dep.root}/tmp && ln -s {target} {dep.root}/tmp; echo ok")
+    box.sh('echo written > "$TMPDIR/w"; echo ok')
+    assert os.listdir(target) == []

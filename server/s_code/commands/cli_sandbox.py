@@ -75,5 +75,5 @@ def run(command: list[str], cwd: str | None, network: bool, yes: bool, as_json: 
     proj = project(session, command, rel, network)
     outcome, changed = asyncio.run(execute(session, proj, 24 * 3600, on_output))
     for path in changed:
-        sys.stderr.write(f"s-code sandbox: {path} was changed and has been put back\n")
+        sys.stderr.write(f"s-code sandbox: {path} was changed; put back as it was (or removed)\n")
     return outcome.exit_code if outcome.exit_code is not None else NOT_RUN

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,9 @@ def refuse_unsafe_workspace(workspace: str) -> None:
         "your home directory": home,
         "the sandbox's exec helper": os.path.realpath(cache_dir()),
         "the dependency caches": os.path.realpath(caches.cache_root(Path(workspace))),
+        # a command must not rewrite the code the sidecar runs next time it starts
+        "s-code itself": os.path.realpath(os.path.dirname(os.path.dirname(__file__))),
+        "the Python environment s-code runs in": os.path.realpath(sys.prefix),
     }
     for what, path in held.items():
         if _inside(path, workspace):
@@ -135,7 +139,7 @@ def project(session: Session, command: list[str], cwd: str | None, network: bool
     report = tiers.current()
     dep = caches.for_workspace(workspace)
     tmp_base = dep.root / "tmp"
-    tmp_base.mkdir(exist_ok=True, mode=0o700)
+    caches.ensure_dir(dep.root, tmp_base)  # a command may have planted a link there
     tmp = str(tmp_base / "run")  # replaced by a fresh directory for each run
     profile = build(report.tier, workspace, Path(cwd_abs), network, dep, tmp)
     exe = resolve_executable(command[0], cwd_abs, profile.env.get("PATH", ""))

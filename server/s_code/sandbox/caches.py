@@ -42,7 +42,7 @@ def cache_root(workspace: Path) -> Path:
     return Path(base) / "s-code" / "tool-dependencies"
 
 
-def _ensure_dir(root: Path, path: Path) -> None:
+def ensure_dir(root: Path, path: Path) -> None:
     """Create ``path`` below ``root`` one component at a time, never through a link: commands
     may write anything inside ``root``, including a link where a cache directory should be."""
     current = root
@@ -97,7 +97,7 @@ def for_workspace(workspace: Path) -> Caches:
     }
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     for d in dirs.values():
-        _ensure_dir(root, d)
+        ensure_dir(root, d)
     _ensure_empty_file(root / "npmrc")
     npmrc = root / "npmrc"
     env = {k: str(v) for k, v in dirs.items()}

@@ -8,6 +8,7 @@ the launcher cache and reused.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -61,7 +62,16 @@ DENIED_SHARED = (
     "lremovexattr",
     "fremovexattr",
 )
-RULES_VERSION = "2"
+# (syscall, index of its mode argument); fchmodat2 by number (452): older libseccomp lacks it
+_CHMODS: tuple[tuple[str | int, int], ...] = (
+    ("chmod", 1),
+    ("fchmod", 1),
+    ("fchmodat", 2),
+    (452, 2),
+)
+# setxattrat (463) and removexattrat (466), newer than this libseccomp's syscall table
+_NEW_XATTR_SYSCALLS = (463, 466)
+RULES_VERSION = "3"
 
 
 def rules_key(network: bool, host_namespaces: bool) -> str:
@@ -84,6 +94,16 @@ def build(network: bool, host_namespaces: bool, out: Path) -> None:
         f.add_rule(sc.ERRNO(errno.EPERM), name)
     # another process's resource limits (a CPU limit of 1 s kills the sidecar); 0 is "self"
     f.add_rule(sc.ERRNO(errno.EPERM), "prlimit64", sc.Arg(0, sc.NE, 0))
+    # no set-user-ID or set-group-ID bits: the file may be outside the workspace (tier 2 runs
+    # with the user's uid, root's on some machines, and Landlock does not cover chmod)
+    for call, mode_arg in _CHMODS:
+        for bit in (0o4000, 0o2000):
+            with contextlib.suppress(RuntimeError, ValueError, OSError):
+                f.add_rule(sc.ERRNO(errno.EPERM), call, sc.Arg(mode_arg, sc.MASKED_EQ, bit, bit))
+    if host_namespaces:
+        for number in _NEW_XATTR_SYSCALLS:
+            with contextlib.suppress(RuntimeError, ValueError, OSError):
+                f.add_rule(sc.ERRNO(errno.EPERM), number)
     # clone3 passes its flags in memory seccomp cannot read: ENOSYS makes libc fall back to clone.
     f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
     f.add_rule(

@@ -13,13 +13,17 @@ absent (no repository, so nothing for git to run).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
-import shutil
 import stat
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterable, Iterator
 
 from s_code.sandbox.profile import protected_in
+
+log = logging.getLogger(__name__)
 
 # Below .git only what can make git run code; objects and refs are data and can be huge.
 _GIT_WATCHED = (
@@ -40,7 +44,7 @@ Entry = tuple[object, ...]
 Snapshot = dict[str, Entry]  # workspace-relative path -> entry
 
 
-def _entry(path: str) -> Entry | None:
+def _entry(path: str, budget: list[int] | None = None) -> Entry | None:
     try:
         st = os.lstat(path)
     except OSError:
@@ -63,22 +67,38 @@ def _entry(path: str) -> Entry | None:
             digest.update(chunk)
             if kept is not None:
                 kept = kept + chunk if len(kept) + len(chunk) <= _MAX_BYTES else None
+    if kept is not None and budget is not None:
+        budget[0] -= len(kept)
+        if budget[0] < 0:
+            kept = None  # the snapshot keeps no more content: compared by digest only
     return ("file", mode, kept, digest.hexdigest())
 
 
-def _walk(workspace: str, rel: str) -> Iterator[tuple[str, Entry]]:
-    entry = _entry(os.path.join(workspace, rel))
-    if entry is None:
-        return
-    yield rel, entry
-    if entry[0] != "dir":
-        return
-    try:
-        names = sorted(os.listdir(os.path.join(workspace, rel)))
-    except OSError:
-        return
-    for name in names:
-        yield from _walk(workspace, f"{rel}/{name}")
+_MAX_ENTRIES = 20000  # per protected name: more is treated as an attack, and removed
+_KEPT_BYTES = 64 << 20  # content kept for restoring, per snapshot
+OVERFLOW: Entry = ("overflow",)
+
+
+def _walk(workspace: str, rel: str, budget: list[int]) -> Iterator[tuple[str, Entry]]:
+    """``rel`` and everything below it, without recursion (a directory nested thousands deep is
+    fine); past ``_MAX_ENTRIES`` it yields ``rel`` as OVERFLOW and stops."""
+    stack, count = [rel], 0
+    while stack:
+        current = stack.pop()
+        entry = _entry(os.path.join(workspace, current), budget)
+        if entry is None:
+            continue
+        count += 1
+        if count > _MAX_ENTRIES:
+            yield rel, OVERFLOW
+            return
+        yield current, entry
+        if entry[0] == "dir":
+            try:
+                names = os.listdir(os.path.join(workspace, current))
+            except OSError:
+                continue
+            stack.extend(f"{current}/{name}" for name in sorted(names, reverse=True))
 
 
 # Directories not searched for nested repositories: dependencies and build output.
@@ -86,55 +106,80 @@ _SKIP = frozenset(
     {"node_modules", ".venv", "venv", "target", "build", "dist", "__pycache__", ".tox", ".git"}
 )
 NESTED_DEPTH = 3
-_NESTED_BUDGET = 5000
+_NESTED_BUDGET = 20000
 
 
 def nested_git_dirs(workspace: str) -> list[str]:
-    """Repositories below the workspace root (``vendor/lib/.git``), to ``NESTED_DEPTH`` levels and
-    a bounded number of directories: a command must not plant a hook or fsmonitor in them either."""
+    """Repositories below the workspace root (``vendor/lib/.git``, a directory or a ``gitdir:``
+    file), and directories laid out as a git directory themselves (``HEAD``, ``objects``,
+    ``refs``: git would open them as a bare repository), the root included, to ``NESTED_DEPTH``
+    levels and a bounded number of directories."""
     found: list[str] = []
     frontier, seen = [""], 0
-    for _ in range(NESTED_DEPTH):
+    for _ in range(NESTED_DEPTH + 1):
         deeper: list[str] = []
         for rel in frontier:
             try:
                 entries = list(os.scandir(os.path.join(workspace, rel) if rel else workspace))
             except OSError:
                 continue
+            names = {e.name for e in entries}
+            if {"HEAD", "objects", "refs"} <= names:
+                found.append(f"{rel}/HEAD" if rel else "HEAD")  # a bare layout: its HEAD
             for entry in entries:
                 seen += 1
-                if seen > _NESTED_BUDGET or not entry.is_dir(follow_symlinks=False):
-                    continue
+                if seen > _NESTED_BUDGET:
+                    break
                 child = f"{rel}/{entry.name}" if rel else entry.name
                 if entry.name == ".git" and rel:
                     found.append(child)
-                elif entry.name not in _SKIP:
+                elif entry.is_dir(follow_symlinks=False) and entry.name not in _SKIP:
                     deeper.append(child)
         frontier = deeper
     return sorted(found)
 
 
-def _git_subset(workspace: str, rel: str, snap: Snapshot) -> None:
-    entry = _entry(os.path.join(workspace, rel))
+def _git_subset(workspace: str, rel: str, snap: Snapshot, budget: list[int]) -> None:
+    entry = _entry(os.path.join(workspace, rel), budget)
     if entry is None:
         return
     snap[rel] = entry
     if entry[0] == "dir":
         for name in _GIT_WATCHED:
-            snap.update(_walk(workspace, f"{rel}/{name}"))
+            snap.update(_walk(workspace, f"{rel}/{name}", budget))
 
 
-def snapshot(workspace: str) -> Snapshot:
+def snapshot(workspace: str, known: Iterable[str] = ()) -> Snapshot:
+    """The protected entries; ``known``: repositories seen before (kept even when the bounded
+    search for nested ones would not reach them now)."""
     snap: Snapshot = {}
-    for nested in nested_git_dirs(workspace):
-        _git_subset(workspace, nested, snap)
+    budget = [_KEPT_BYTES]
+    for nested in sorted({*nested_git_dirs(workspace), *known}):
+        if os.path.basename(nested) == "HEAD":
+            entry = _entry(os.path.join(workspace, nested), budget)
+            if entry is not None:
+                snap[nested] = entry
+        else:
+            _git_subset(workspace, nested, snap, budget)
     for top in protected_in(workspace):
         rel = os.path.basename(top)
         if rel == ".git":
-            _git_subset(workspace, rel, snap)
+            _git_subset(workspace, rel, snap, budget)
         else:
-            snap.update(_walk(workspace, rel))
+            snap.update(_walk(workspace, rel, budget))
     return snap
+
+
+def repositories(snap: Snapshot) -> set[str]:
+    """The nested repositories and bare layouts a snapshot holds (for the next one's ``known``)."""
+    found = set()
+    for rel in snap:
+        name = os.path.basename(rel)
+        if rel.startswith(".git/"):
+            continue
+        if (name == ".git" and "/" in rel) or (name == "HEAD" and "/.git/" not in f"/{rel}"):
+            found.add(rel)
+    return found
 
 
 def _same(a: Entry | None, b: Entry | None) -> bool:
@@ -162,9 +207,44 @@ def _remove(workspace: str, rel: str) -> None:
     if entry is None:
         return
     if entry[0] == "dir":
-        shutil.rmtree(path)  # fd-based on Linux: never follows links inside
+        _rmtree(path)
     else:
         os.unlink(path)
+
+
+_DIR_OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _rmtree(path: str) -> None:
+    """Remove a directory tree of any depth with two fds and no recursion, never following a
+    link: the tree is renamed aside, then each subdirectory's entries are moved up into its top
+    and the emptied subdirectory removed, until the top is empty."""
+    parent, name = os.path.split(path)
+    pfd = os.open(parent, _DIR_OPEN)
+    try:
+        aside = f".s-code-removing-{uuid.uuid4().hex}"
+        os.rename(name, aside, src_dir_fd=pfd, dst_dir_fd=pfd)
+        top = os.open(aside, _DIR_OPEN, dir_fd=pfd)
+        moved = 0
+        try:
+            while names := os.listdir(top):
+                for entry in names:
+                    if not stat.S_ISDIR(os.lstat(entry, dir_fd=top).st_mode):
+                        os.unlink(entry, dir_fd=top)
+                        continue
+                    child = os.open(entry, _DIR_OPEN, dir_fd=top)
+                    try:
+                        for inner in os.listdir(child):
+                            moved += 1
+                            os.rename(inner, f"{aside}.{moved}", src_dir_fd=child, dst_dir_fd=top)
+                    finally:
+                        os.close(child)
+                    os.rmdir(entry, dir_fd=top)
+        finally:
+            os.close(top)
+        os.rmdir(aside, dir_fd=pfd)
+    finally:
+        os.close(pfd)
 
 
 def _create(workspace: str, rel: str, entry: Entry) -> bool:
@@ -187,11 +267,52 @@ def _create(workspace: str, rel: str, entry: Entry) -> bool:
 
 
 def changed_and_restore(workspace: str, before: Snapshot) -> list[str]:
-    """The protected paths a command changed, each put back as it was (or removed)."""
-    after = snapshot(workspace)
+    """The protected paths a command changed, each put back as it was (or removed). A failure
+    of the check itself fails closed: whatever protected entry did not exist before is removed."""
+    try:
+        return _restore(workspace, before)
+    except Exception as exc:
+        log.error("the protected-path check failed (%s): removing what is new", exc)
+        removed = []
+        after_tops = [os.path.basename(t) for t in protected_in(workspace)]
+        for rel in [*after_tops, *repositories(before)]:
+            if rel not in before and os.path.lexists(os.path.join(workspace, rel)):
+                with contextlib.suppress(OSError):
+                    _remove(workspace, rel)
+                    removed.append(rel)
+        return [*removed, f"(the check failed: {type(exc).__name__}; new entries removed)"]
+
+
+def _under(rel: str, root: str) -> bool:
+    return rel == root or rel.startswith(root + "/")
+
+
+def _restore(workspace: str, before: Snapshot) -> list[str]:
+    after = snapshot(workspace, known=repositories(before))
+    notes: list[str] = []
+    # A protected tree that overflowed the walk: removed whole, then rebuilt from ``before``
+    # (unless it was already too large before: then it cannot be verified, and is reported).
+    for rel in [r for r, e in after.items() if e == OVERFLOW]:
+        if before.get(rel) == OVERFLOW:
+            notes.append(f"{rel} (too many entries to verify)")
+            continue
+        _remove(workspace, rel)
+        after = {k: v for k, v in after.items() if not _under(k, rel)}
     changed = sorted(p for p in set(before) | set(after) if not _same(before.get(p), after.get(p)))
-    if not changed:
-        return []
+    unverifiable = [r for r, e in before.items() if e == OVERFLOW]
+    changed = [p for p in changed if not any(_under(p, r) for r in unverifiable)]
+    # Below an entry that is new (or replaced by another kind), the removal of that entry covers
+    # everything: keep only the topmost of such paths (a tree 1,000 levels deep is one removal).
+    covering: list[str] = []
+    kept: list[str] = []
+    for rel in changed:  # sorted: a parent comes before its children
+        if any(_under(rel, c) for c in covering[-1:]) or any(_under(rel, c) for c in covering):
+            continue
+        kept.append(rel)
+        was, now = before.get(rel), after.get(rel)
+        if now is not None and (was is None or was[0] != now[0]):
+            covering.append(rel)
+    changed = kept
     # a replaced repository directory cannot be rebuilt from the watched subset: left absent
     replaced = [
         rel
@@ -210,19 +331,15 @@ def changed_and_restore(workspace: str, before: Snapshot) -> list[str]:
             continue  # a directory that is still one: only its children differ
         if was is not None and was[0] == "file" and was[2] is None and now[0] == "file":
             continue  # too large to put back: reported, not removed
-        try:
+        with contextlib.suppress(OSError):
             _remove(workspace, rel)
-        except OSError:
-            continue
     # 2. shallowest first: put back what was there
     for rel in sorted(changed, key=lambda p: p.count("/")):
         was = before.get(rel)
-        if was is None or any(rel == r or rel.startswith(r + "/") for r in replaced):
+        if was is None or any(_under(rel, r) for r in replaced):
             continue
         if _same(_entry(os.path.join(workspace, rel)), was):
             continue
-        try:
+        with contextlib.suppress(OSError):
             _create(workspace, rel, was)
-        except OSError:
-            continue
-    return changed
+    return [*changed, *notes]

@@ -100,16 +100,33 @@ async def execute(
     argv, placeholders = argv_for(
         profile.tier, {"profile": profile}, str(helper_path), helper_path.parent, list(proj.argv)
     )
-    before = await asyncio.to_thread(watch.snapshot, profile.workspace)
-    try:
-        outcome = await process.run(
-            argv, profile.env, profile.cwd, timeout_s, on_output, redactor_of(session)
-        )
-    finally:
-        remove_placeholders(placeholders)
-        changed = await asyncio.to_thread(watch.changed_and_restore, profile.workspace, before)
-        shutil.rmtree(run_tmp, ignore_errors=True)
+    known: set[str] = session.state.setdefault(KNOWN_REPOS_KEY, {}).setdefault(
+        profile.workspace, set()
+    )
+    # One command at a time per workspace: the check after a run must not race another run.
+    async with _workspace_lock(profile.workspace):
+        before = await asyncio.to_thread(watch.snapshot, profile.workspace, known)
+        known.update(watch.repositories(before))
+        try:
+            outcome = await process.run(
+                argv, profile.env, profile.cwd, timeout_s, on_output, redactor_of(session)
+            )
+        finally:
+            remove_placeholders(placeholders)
+            changed = await asyncio.to_thread(watch.changed_and_restore, profile.workspace, before)
+            shutil.rmtree(run_tmp, ignore_errors=True)
     return outcome, changed
+
+
+KNOWN_REPOS_KEY = "known_repositories"
+_LOCKS: dict[str, asyncio.Lock] = {}
+
+
+def _workspace_lock(workspace: str) -> asyncio.Lock:
+    lock = _LOCKS.get(workspace)
+    if lock is None:
+        lock = _LOCKS[workspace] = asyncio.Lock()
+    return lock
 
 
 async def _run_command(session: Session, args: RunCommandArgs) -> RunCommandResult:
