@@ -9,7 +9,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from s_code.client import RpcError, StdioClient
@@ -25,6 +24,7 @@ from s_code.lsp.converter import raw_converter
 from s_code.protocol import methods
 from s_code.sandbox import tiers
 from tests.e2e.support import TIMEOUT, call, call_error
+from tests.e2e.test_e2e_edits import server_config
 
 PRESETS = ["neovim@v0.11", "visual_studio_code"]
 SANDBOX = tiers.current().tier in (1, 2)
@@ -65,14 +65,6 @@ def make_client() -> LanguageClient:
     return client
 
 
-def config(tmp: str) -> ClientServerConfig:
-    return ClientServerConfig(
-        server_command=[sys.executable, "-m", "s_code", "serve"],
-        client_factory=make_client,
-        server_env={**os.environ, "S_CODE_STATE_DIR": tmp},
-    )
-
-
 STATE = os.environ["S_CODE_STATE_DIR"]
 
 
@@ -101,7 +93,7 @@ async def start(client: LanguageClient, root: Path, preset: str, mode: str, **ca
     )
 
 
-@pytest_lsp.fixture(config=config(STATE), params=PRESETS)
+@pytest_lsp.fixture(config=server_config(STATE, make_client), params=PRESETS)
 async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient, tmp_path: Path):
     lsp_client.root = workspace(tmp_path / "ws")  # type: ignore[attr-defined]
     lsp_client.preset = request.param  # type: ignore[attr-defined]

@@ -103,10 +103,10 @@ def make_client() -> LanguageClient:
     return client
 
 
-def server_config(state_dir: str) -> ClientServerConfig:
+def server_config(state_dir: str, client_factory: Any = None) -> ClientServerConfig:
     return ClientServerConfig(
         server_command=[sys.executable, "-m", "s_code", "serve"],
-        client_factory=make_client,
+        client_factory=client_factory or make_client,
         server_env={**os.environ, "S_CODE_STATE_DIR": state_dir},
     )
 
