@@ -145,6 +145,32 @@ class StdioClient:
             self._pending.pop(rid, None)
             raise TimeoutError(f"no reply to {method} within {timeout}s") from None
 
+    def encode_request(self, method: str, params: Any = None) -> tuple[int, bytes]:
+        """A request framed ahead of time, as (id, bytes), for :meth:`request_encoded`: the
+        benchmarks time the server, not this client's JSON encoding."""
+        with self._lock:
+            self._next_id += 1
+            rid = self._next_id
+        payload: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            payload["params"] = params
+        return rid, frame(payload)
+
+    def request_encoded(self, encoded: tuple[int, bytes], timeout: float = 30.0) -> Any:
+        """Send a request from :meth:`encode_request`; its result, or RpcError."""
+        rid, data = encoded
+        q: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._pending[rid] = q
+        self.send_raw(data)
+        try:
+            msg = q.get(timeout=timeout)
+        except queue.Empty:
+            self._pending.pop(rid, None)
+            raise TimeoutError(f"no reply to request {rid} within {timeout}s") from None
+        if "error" in msg:
+            raise RpcError(msg["error"])
+        return msg.get("result")
+
     def request(self, method: str, params: Any = None, timeout: float = 30.0) -> Any:
         msg = self.request_raw(method, params, timeout)
         if "error" in msg:

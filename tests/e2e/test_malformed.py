@@ -404,3 +404,82 @@ def test_s_code_request_before_initialize_gets_a_kind(fresh: Conn) -> None:
     reply = fresh.request(methods.READ_FILE, {"path": "a.txt"})
     error = error_of(reply)
     assert error["data"]["kind"] in {k.value for k in ErrorKind} - {"internal"}, reply
+
+
+# -- what the transport measures on a body: surrogates and size ---------------------------------
+
+
+def _create(path: str, content_json: bytes, msg_id: str) -> bytes:
+    """An applyPatch body creating ``path``, with ``content_json`` spliced in verbatim."""
+    return (
+        b'{"jsonrpc": "2.0", "id": "' + msg_id.encode() + b'", "method": "s-code/applyPatch", '
+        b'"params": {"files": [{"path": "' + path.encode() + b'", "expected_revision": null, '
+        b'"content": ' + content_json + b"}]}}"
+    )
+
+
+@pytest.fixture(scope="module")
+def editing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conn]:
+    c = Conn(tmp_path_factory.mktemp("incoming"))
+    c.request(methods.PERMISSION_MODE_SET, {"mode": "accept-edits"})
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b'"a\\ud800b"', b'"a\\uDFFFb"', b'"a\xed\xa0\x80b"', b'"\\\\\\ud800"'],
+    ids=["escape", "upper-hex-escape", "raw-surrogate-bytes", "escape-after-escaped-backslash"],
+)
+def test_lone_surrogate_in_a_body_is_refused_by_field(editing: Conn, content: bytes) -> None:
+    msg_id = f"sur-{len(editing.client.raw_frames)}"
+    reply = editing.reply_to(_create("sur.txt", content, msg_id), msg_id)
+    error = error_of(reply)
+    assert error["data"]["kind"] == "invalid_params", reply
+    assert error["data"]["field"] == "files.0.content", reply
+    assert not (editing.workspace / "sur.txt").exists()
+
+
+def test_utf16_body_with_a_lone_surrogate_is_refused(editing: Conn) -> None:
+    """json.loads reads UTF-16 bodies, and one can carry a surrogate that no byte pattern of
+    UTF-8 shows: the transport makes no claim about such a body, so the full check runs."""
+    text = _create("u16.txt", b'"a\\u0041b"', "u16").decode().replace("a\\u0041b", "a\ud800b")
+    body = text.encode("utf-16-le", "surrogatepass")
+    from s_code.protocol import incoming
+
+    # Positive control: the byte scan alone finds nothing in this body.
+    assert incoming._MAYBE_SURROGATE.search(body) is None
+    assert incoming.measure(body).text_clean is False
+    error = error_of(editing.reply_to(body, "u16"))
+    assert error["data"]["kind"] == "invalid_params" and error["data"]["field"] == "files.0.content"
+    assert not (editing.workspace / "u16.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "text"),
+    [
+        (b'"\\\\ud800 is how JSON escapes it"', "\\ud800 is how JSON escapes it"),
+        (b'"smile \\ud83d\\ude00"', "smile \U0001f600"),
+        ('"raw \U0001f600"'.encode(), "raw \U0001f600"),
+    ],
+    ids=["escaped-backslash", "surrogate-pair-escape", "raw-astral"],
+)
+def test_text_that_only_looks_like_a_surrogate_is_written(
+    editing: Conn, content: bytes, text: str
+) -> None:
+    name = f"ok-{len(editing.client.raw_frames)}.txt"
+    reply = editing.reply_to(_create(name, content, name), name)
+    assert "result" in reply, reply
+    assert (editing.workspace / name).read_text(encoding="utf-8") == text
+
+
+def test_request_over_16_mib_is_refused_by_its_body_size(editing: Conn) -> None:
+    content = json.dumps("x" * (16 * 1024 * 1024)).encode()  # the body is just over 16 MiB
+    reply = editing.reply_to(_create("big.txt", content, "big"), "big")
+    error = error_of(reply)
+    assert error["data"]["kind"] == "limit_exceeded", reply
+    assert error["data"]["limit"] == "request_size", reply
+    assert error["data"]["actual"] > 16 * 1024 * 1024
+    assert not (editing.workspace / "big.txt").exists()

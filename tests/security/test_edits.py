@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from s_code.edits import engine
+from s_code.edits import writing
 from s_code.edits.engine import apply_patch
 from s_code.edits.journal import Journal
 from s_code.edits.protected import ProtectedPaths, fold
@@ -463,17 +463,18 @@ async def test_f9_stale_third_file_writes_nothing(env: Env, staleness: str, form
 
 
 def _change_before_write(monkeypatch: pytest.MonkeyPatch, path: str, action: Any) -> list[str]:
-    """Wrap engine.write_one: run ``action`` just before ``path`` is written; log the calls."""
-    original = engine.write_one
+    """Wrap writing.commit_disk: run ``action`` just before ``path`` is committed (its new
+    content is staged by then); log the calls."""
+    original = writing.commit_disk
     calls: list[str] = []
 
-    async def hooked(session: Session, journal: Journal, turn: str, t: Any) -> bool:
+    def hooked(t: Any, staged: Any) -> bool:
         calls.append(t.loc.display)
         if t.loc.display == path:
             action()
-        return await original(session, journal, turn, t)
+        return original(t, staged)
 
-    monkeypatch.setattr(engine, "write_one", hooked)
+    monkeypatch.setattr(writing, "commit_disk", hooked)
     return calls
 
 
@@ -491,7 +492,7 @@ async def test_f10_positive_control_without_final_check(
 ) -> None:
     """Without the re-check before the rename, the user's change to b.txt is silently lost."""
     _change_before_write(monkeypatch, "b.txt", lambda: (env.ws / "b.txt").write_bytes(USER))
-    monkeypatch.setattr(engine, "_check", lambda _sha, _path: lambda _current: None)
+    monkeypatch.setattr(writing, "final_check", lambda _before, _path: lambda _current: None)
     s = env.session()
     await call(s, BATCH_ABC)
     assert (env.ws / "b.txt").read_text() == NEW_B  # the user's text is gone

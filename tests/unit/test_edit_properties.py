@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from s_code.edits.text import LineEdit, apply_line_edits
+from s_code.edits.text import LineEdit, _lf_split, apply_line_edits
 from tests.unit.test_edit_request import BEGIN, END, EngineWorkspace, rev
 
 ENGINE = settings(
@@ -313,6 +313,22 @@ def test_line_edits_without_empty_new_text_match_the_reference(
         original, [LineEdit(s, e, t, f"e{i}") for i, (s, e, t) in enumerate(edits)]
     )
     assert got == ref_line_edits(original, edits)
+
+
+# Every character str.splitlines breaks at, CR alone and in CRLF, and two that it does not.
+BREAKY = st.sampled_from(
+    ["a", "\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85"]
+    + ["\u2028", "\u2029", "é", "\t"]
+)
+
+
+@PURE
+@given(st.lists(BREAKY, max_size=12).map("".join))
+def test_lines_split_on_lf_only(text: str) -> None:
+    """The fast split (str.splitlines when nothing else would break) equals splitting on LF."""
+    rows = text.split("\n")
+    expected = [row + "\n" for row in rows[:-1]] + ([rows[-1]] if rows[-1] else [])
+    assert _lf_split(text) == expected
 
 
 def test_line_edits_through_the_engine(tmp_path: Path) -> None:

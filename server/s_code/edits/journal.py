@@ -98,12 +98,32 @@ class Journal:
     def settle(self, applied: list[int], dropped: list[int]) -> None:
         """Mark the records of written files applied and remove the others, in one transaction."""
 
+        self.store.transaction(lambda conn: self._settle(conn, applied, dropped))
+
+    @staticmethod
+    def _settle(conn: sqlite3.Connection, applied: list[int], dropped: list[int]) -> None:
+        conn.executemany(
+            "UPDATE undo_records SET status = 'applied', temp_name = NULL WHERE id = ?",
+            [(i,) for i in applied],
+        )
+        conn.executemany("DELETE FROM undo_records WHERE id = ?", [(i,) for i in dropped])
+
+    def finish_batch(
+        self, *, applied: list[int], dropped: list[int], end_turn: str | None, owner: str
+    ) -> None:
+        """After a batch, in one transaction: :meth:`settle` its records, end the turn it
+        opened (if any) and release its reservations."""
+
         def work(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "UPDATE undo_records SET status = 'applied', temp_name = NULL WHERE id = ?",
-                [(i,) for i in applied],
+            self._settle(conn, applied, dropped)
+            if end_turn is not None:
+                conn.execute(
+                    "UPDATE turns SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
+                    (time.time(), end_turn),
+                )
+            conn.execute(
+                "DELETE FROM reservations WHERE workspace_id = ? AND owner = ?", (self.ws.id, owner)
             )
-            conn.executemany("DELETE FROM undo_records WHERE id = ?", [(i,) for i in dropped])
 
         self.store.transaction(work)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import stat
 from dataclasses import dataclass
+from functools import cached_property
 
 from s_code.edits.protected import fold
 from s_code.edits.request import MAX_BYTES, FilePlan
@@ -38,15 +39,15 @@ class Target:
     def created(self) -> bool:
         return self.before is None
 
-    @property
+    @cached_property
     def sha_before(self) -> str | None:
         return None if self.before is None else sha256_hex(self.before)
 
-    @property
+    @cached_property
     def sha_after(self) -> str:
         return sha256_hex(self.after)
 
-    @property
+    @cached_property
     def reservation_key(self) -> str:
         return self.loc.root.real_path + "\x00" + "/".join(fold(p) for p in self.loc.parts)
 

@@ -19,6 +19,7 @@ from pydantic import Field
 from s_code.edits import patch as patch_form
 from s_code.edits.text import LineEdit, TextEdit, apply_line_edits, apply_text_edits
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
+from s_code.protocol.incoming import current
 from s_code.protocol.models import Args, parse_params
 
 MAX_PATHS = 32
@@ -140,8 +141,11 @@ def _edits(raw: list[dict[str, Any]], base: str) -> tuple[str, list[LineEdit], l
     texts: list[TextEdit] = []
     for i, item in enumerate(raw):
         where = f"{pre}edits.{i}"
-        if _plain(item, _LINE_KEYS):  # the common, well-formed case, without a model
-            lines.append(LineEdit(item["start_line"], item["end_line"], item["new_text"], where))
+        # The common, well-formed case, checked inline (a batch can hold thousands): exactly
+        # {start_line: int, end_line: int, new_text: str}, and bool is not an int here.
+        start, end, new = item.get("start_line"), item.get("end_line"), item.get("new_text")
+        if type(start) is int and type(end) is int and type(new) is str and len(item) == 3:
+            lines.append(LineEdit(start, end, new, where))
         elif _plain(item, _TEXT_KEYS) and item["old_text"]:
             texts.append(TextEdit(item["old_text"], item["new_text"], where))
         elif "old_text" in item:
@@ -165,7 +169,6 @@ def _edits(raw: list[dict[str, Any]], base: str) -> tuple[str, list[LineEdit], l
     return ("texts" if texts else "lines"), lines, texts
 
 
-_LINE_KEYS = {"start_line": int, "end_line": int, "new_text": str}
 _TEXT_KEYS = {"old_text": str, "new_text": str}
 
 
@@ -207,10 +210,13 @@ def _one_file(
 
 def plans_of(args: ApplyPatchArgs, raw: Any = None) -> list[FilePlan]:
     """Normalize the request into one plan per file, refusing mixed or incomplete forms."""
-    if raw is None:
-        size = len(args.__pydantic_serializer__.to_json(args, exclude_unset=True))
-    else:
+    incoming = current()
+    if raw is not None:
         size = len(json.dumps(raw, ensure_ascii=False).encode())
+    elif incoming is not None:  # the request as it came: its body, as the transport read it
+        size = incoming.size
+    else:
+        size = len(args.__pydantic_serializer__.to_json(args, exclude_unset=True))
     if size > MAX_BYTES:
         raise SCodeError(
             ErrorKind.LIMIT_EXCEEDED,

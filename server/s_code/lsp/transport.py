@@ -22,6 +22,8 @@ from typing import Any
 from lsprotocol.types import EXIT
 from pygls.lsp.server import LanguageServer
 
+from s_code.protocol.incoming import INCOMING, measure
+
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -88,12 +90,15 @@ class MessageLoop:
                     _error(data["id"], INVALID_PARAMS, f"params do not fit {data['method']!r}")
                 )
             return
+        token = INCOMING.set(measure(body))
         try:
             self.protocol.handle_message(message)
         except Exception:
             log.exception("failed to handle a message")
             if is_request:
                 self._reply(_error(data["id"], -32603, "internal error", "internal"))
+        finally:
+            INCOMING.reset(token)
 
     async def run(self, reader: Any) -> None:
         """Read framed messages until EOF; ``reader`` has async ``readline`` and ``readexactly``."""

@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from s_code.protocol.errors import SCodeError, invalid_params
+from s_code.protocol.incoming import current
 from s_code.protocol.unicode import all_encodable, field_path, unencodable
 
 M = TypeVar("M", bound=BaseModel)
@@ -38,7 +39,10 @@ def parse_params(model: type[M], raw: Any, *, check_text: bool = True) -> M:
     except ValidationError as exc:
         raise validation_error(exc) from None
     # Lone surrogates are valid JSON escapes but not text: refuse them here, once, by field.
-    bad = unencodable(raw, ()) if check_text and not all_encodable(raw) else None
+    # The transport may already know that the request holds none (no surrogate escape in it).
+    incoming = current()
+    clean = not check_text or (incoming is not None and incoming.text_clean)
+    bad = None if clean or all_encodable(raw) else unencodable(raw, ())
     if bad is not None:
         raise invalid_params(
             f"{field_path(bad)}: the text has an unpaired UTF-16 surrogate (not valid Unicode)",

@@ -106,20 +106,33 @@ def read_current(dir_fd: int, name: str) -> bytes | None:
         os.close(fd)
 
 
-def write_atomic(
+@dataclass
+class Staged:
+    """A temp file written and fsynced beside its target, not yet renamed over it.
+
+    ``dir_fd`` is the parent directory, held open from staging to commit so the rename happens
+    in the directory the temp file was written to; :func:`commit` or :func:`discard` closes it.
+    """
+
+    root: WorkspaceRoot
+    parts: tuple[str, ...]
+    dir_fd: int
+    tmp: str
+    create: bool
+
+
+def stage(
     root: WorkspaceRoot,
     parts: tuple[str, ...],
     data: bytes,
     *,
     create: bool,
-    final_check: Callable[[bytes | None], None],
     tmp: str | None = None,
-) -> Written:
-    """Write ``data`` to ``parts`` durably, or not at all.
+) -> Staged:
+    """Write ``data`` to a temp file beside ``parts`` (mode kept) and fsync it.
 
-    ``final_check`` sees the file's bytes (None when absent) immediately before the rename and
-    raises to stop the write. ``tmp`` is the temp file's name when the caller recorded it first
-    (so a crash can be cleaned up on the next start).
+    ``tmp`` is the temp file's name when the caller recorded it first (so a crash can be cleaned
+    up on the next start). On failure nothing is left behind.
     """
     name = parts[-1]
     dir_fd = open_parent(root, parts, create=create)
@@ -135,6 +148,10 @@ def write_atomic(
             mode,
             dir_fd=dir_fd,
         )
+    except BaseException:
+        os.close(dir_fd)
+        raise
+    try:
         try:
             if mode & _UMASK:  # bits the umask stripped at creation
                 os.fchmod(fd, mode)
@@ -144,16 +161,33 @@ def write_atomic(
             os.fsync(fd)
         finally:
             os.close(fd)
+    except BaseException:
+        _unlink_quietly(dir_fd, tmp)
+        os.close(dir_fd)
+        raise
+    return Staged(root, parts, dir_fd, tmp, create)
+
+
+def commit(staged: Staged, final_check: Callable[[bytes | None], None]) -> Written:
+    """Rename a staged temp file over its target, then fsync the directory.
+
+    The parent must still be the directory the temp file was written to, and ``final_check``
+    sees the target's bytes (None when absent) immediately before the rename and raises to stop
+    it. Creations use ``renameat2(RENAME_NOREPLACE)``. On any failure the temp file is removed.
+    """
+    dir_fd, tmp, name, path = staged.dir_fd, staged.tmp, staged.parts[-1], join(staged.parts)
+    try:
         try:
+            _same_parent(staged)
             final_check(read_current(dir_fd, name))
-            if create:
+            if staged.create:
                 try:
                     renameat2_noreplace(dir_fd, tmp, name)
                 except FileExistsError:
                     raise SCodeError(
                         ErrorKind.STALE_REVISION,
-                        f"{join(parts)!r} was created by someone else meanwhile",
-                        path=join(parts),
+                        f"{path!r} was created by someone else meanwhile",
+                        path=path,
                         expected=None,
                     ) from None
             else:
@@ -168,6 +202,50 @@ def write_atomic(
         return Written(durable=True)
     finally:
         os.close(dir_fd)
+
+
+def discard(staged: Staged) -> None:
+    """Remove a staged temp file that will not be committed."""
+    try:
+        _unlink_quietly(staged.dir_fd, staged.tmp)
+    finally:
+        os.close(staged.dir_fd)
+
+
+def _same_parent(staged: Staged) -> None:
+    """Refuse when the target's parent was moved or replaced since the temp file was staged."""
+    held = os.fstat(staged.dir_fd)
+    try:
+        now_fd = staged.root.open_parts(staged.parts[:-1], _DIR_FLAGS)
+    except SCodeError as exc:
+        if exc.kind is not ErrorKind.NOT_FOUND:  # e.g. it became a symbolic link
+            raise
+        now = None
+    else:
+        try:
+            now = os.fstat(now_fd)
+        finally:
+            os.close(now_fd)
+    if now is None or (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+        path = join(staged.parts)
+        raise SCodeError(
+            ErrorKind.STALE_REVISION,
+            f"the directory of {path!r} was moved or replaced while the batch was written",
+            path=path,
+        )
+
+
+def write_atomic(
+    root: WorkspaceRoot,
+    parts: tuple[str, ...],
+    data: bytes,
+    *,
+    create: bool,
+    final_check: Callable[[bytes | None], None],
+    tmp: str | None = None,
+) -> Written:
+    """Write ``data`` to ``parts`` durably, or not at all: :func:`stage`, then :func:`commit`."""
+    return commit(stage(root, parts, data, create=create, tmp=tmp), final_check)
 
 
 def remove_file(
