@@ -99,6 +99,7 @@ def apply_line_edits(original: str, edits: list[LineEdit]) -> str:
     count = len(lines)
     newline = newline_of(original)
     last_open = count > 0 and not lines[-1].endswith("\n")  # no final line break
+    lf_only = newline == "\n"
     out: list[str] = []
     cursor = 0  # index into lines of the next original line to copy
     prev: LineEdit | None = None
@@ -133,7 +134,7 @@ def apply_line_edits(original: str, edits: list[LineEdit]) -> str:
             idx = next((i for i in range(len(out) - 1, -1, -1) if out[i]), None)
             if idx is not None and not out[idx].endswith("\n"):
                 out[idx] += newline
-        text = to_newline(new_text, newline)
+        text = new_text if lf_only and "\r" not in new_text else to_newline(new_text, newline)
         # New text gets a line break, unless it replaces an unterminated last line.
         keep_open = last_open and end == count and end >= start
         if text and not keep_open and not text.endswith(newline):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from s_code.edits.engine import apply_patch
@@ -24,9 +26,18 @@ class ApplyPatchResult(Result):
     applied: list[AppliedFile]
     turn_id: str = Field(description="The turn the change belongs to (s-code/turn/undo).")
 
+    def to_wire(self) -> dict[str, Any]:
+        # no aliases and no optional fields: the plain field values are the wire form
+        return {"applied": [dict(a.__dict__) for a in self.applied], "turn_id": self.turn_id}
+
 
 async def _apply_patch(session: Session, args: ApplyPatchArgs) -> ApplyPatchResult:
-    return ApplyPatchResult.model_validate(await apply_patch(session, args))
+    done = await apply_patch(session, args)
+    # Every value comes from the engine itself: constructed without re-validation.
+    return ApplyPatchResult.model_construct(
+        applied=[AppliedFile.model_construct(**entry) for entry in done["applied"]],
+        turn_id=done["turn_id"],
+    )
 
 
 TOOLS = (
