@@ -107,7 +107,7 @@ def run_batch(scratch: str, *, quick: bool) -> Result:
             plain_s.append(time.perf_counter() - t0)
     ms = 1e3
     print(f"  s-code apply_patch  median {median(scode_s) * ms:8.1f} ms (request sent to reply)")
-    print(f"  client JSON encoding median {median(encode_s) * ms:8.1f} ms (the client's: not counted)")
+    print(f"  client JSON encoding median {median(encode_s) * ms:8.1f} ms (client side)")
     print(f"  plain durable writes median {median(plain_s) * ms:8.1f} ms")
     result = Result(
         key="apply_patch_batch",

@@ -9,6 +9,7 @@ listing and the journal as they were. The "outside" directory is a sibling of th
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import errno
@@ -19,6 +20,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import time
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -1146,3 +1148,125 @@ async def test_refused_batches_leave_no_pending_records(env: Env) -> None:
     finally:
         conn.close()
     assert (pending, held) == (0, 0)
+
+
+# -- the write phase: staging all first, directory identity, I/O failures, cancellation ----------
+
+
+async def test_staging_failure_writes_nothing(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every disk target is staged before the first commit: a failed staging (here ENOSPC on
+    the second file) leaves every file as it was, no temp file and no journal record."""
+    original = writes.stage
+
+    def full_disk(root: Any, parts: tuple[str, ...], data: bytes, **kw: Any) -> Any:
+        if parts[-1] == "b.txt":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return original(root, parts, data, **kw)
+
+    monkeypatch.setattr(writing, "stage", full_disk)
+    s = env.session()
+    was = before(env, s)
+    err = await refuse(s, BATCH_ABC)
+    assert err.kind is ErrorKind.PARTIALLY_APPLIED, err
+    assert err.data["appliedPaths"] == []
+    assert err.data["failedPath"] == "b.txt"
+    assert err.data["cause"]["errno"] == "ENOSPC"
+    assert "nothing was written" in err.message
+    assert_untouched(env, s, was)
+
+
+async def test_commit_io_error_stops_with_what_was_written(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An I/O error at a commit (here the rename of b.txt) is partially_applied naming the
+    errno, with the files already written listed and undoable; c.txt is not attempted."""
+    original = os.rename
+
+    def failing_rename(src: Any, dst: Any, **kw: Any) -> None:
+        if dst == "b.txt":
+            raise OSError(errno.EIO, "Input/output error (injected)")
+        original(src, dst, **kw)
+
+    monkeypatch.setattr(writes.os, "rename", failing_rename)
+    s = env.session()
+    err = await refuse(s, BATCH_ABC)
+    monkeypatch.setattr(writes.os, "rename", original)
+    assert err.kind is ErrorKind.PARTIALLY_APPLIED, err
+    assert err.data["appliedPaths"] == ["a.txt"]
+    assert err.data["failedPath"] == "b.txt"
+    assert (err.data["cause"]["kind"], err.data["cause"]["errno"]) == ("internal", "EIO")
+    assert "Input/output error" in err.message
+    assert (env.ws / "a.txt").read_text() == NEW_A
+    assert (env.ws / "b.txt").read_bytes() == OLD_B
+    assert (env.ws / "c.txt").read_bytes() == OLD_C
+    assert temp_files(env.ws) == []
+    assert journal_rows(s) == [("a.txt", "applied", 0, OLD_A, sha(NEW_A.encode()))]
+    undone = await undo_turn(s, Journal(s.store), err.data["turn_id"])  # type: ignore[arg-type]
+    assert undone == {"restored": ["a.txt"], "refused": []}
+
+
+def _replace_dir(env: Env) -> None:
+    """The user moves d/ away and puts a fresh d/ with the same file in its place."""
+    os.rename(env.ws / "d", env.ws / "d-old")
+    (env.ws / "d").mkdir()
+    (env.ws / "d" / "f.txt").write_bytes(OLD_B)
+
+
+async def test_positive_control_directory_replaced_after_staging(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the directory check at commit, the edit lands in the moved-away directory and
+    the file now at d/f.txt silently keeps its old text."""
+    (env.ws / "d").mkdir()
+    (env.ws / "d" / "f.txt").write_bytes(OLD_B)
+    _change_before_write(monkeypatch, "d/f.txt", lambda: _replace_dir(env))
+    monkeypatch.setattr(writes, "_same_parent", lambda staged: None)
+    s = env.session()
+    await call(s, {"files": [put("d/f.txt", NEW_B, rev(OLD_B))]})
+    assert (env.ws / "d-old" / "f.txt").read_text() == NEW_B
+    assert (env.ws / "d" / "f.txt").read_bytes() == OLD_B
+
+
+async def test_directory_replaced_after_staging_is_stale(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (env.ws / "d").mkdir()
+    (env.ws / "d" / "f.txt").write_bytes(OLD_B)
+    _change_before_write(monkeypatch, "d/f.txt", lambda: _replace_dir(env))
+    s = env.session()
+    err = await refuse(
+        s, {"files": [put("a.txt", NEW_A, rev(OLD_A)), put("d/f.txt", NEW_B, rev(OLD_B))]}
+    )
+    assert err.kind is ErrorKind.PARTIALLY_APPLIED, err
+    assert err.data["appliedPaths"] == ["a.txt"]
+    assert err.data["cause"]["kind"] == "stale_revision"
+    assert "moved or replaced" in err.message
+    assert (env.ws / "d-old" / "f.txt").read_bytes() == OLD_B
+    assert (env.ws / "d" / "f.txt").read_bytes() == OLD_B
+    assert temp_files(env.ws) == []
+
+
+async def test_cancellation_stops_between_commits_and_keeps_the_journal_true(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cancel while b.txt is being committed lets b.txt finish, stops before c.txt, and
+    leaves undo records for exactly the written files and no temp file."""
+    loop = asyncio.get_running_loop()
+    task: asyncio.Task[Any] | None = None
+
+    def cancel_now() -> None:
+        assert task is not None
+        loop.call_soon_threadsafe(task.cancel)
+        time.sleep(0.2)  # the cancellation reaches the loop while b.txt is still in hand
+
+    calls = _change_before_write(monkeypatch, "b.txt", cancel_now)
+    s = env.session()
+    task = asyncio.ensure_future(call(s, BATCH_ABC))
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert calls == ["a.txt", "b.txt"], "c.txt is not attempted after the cancellation"
+    assert (env.ws / "a.txt").read_text() == NEW_A
+    assert (env.ws / "b.txt").read_text() == NEW_B
+    assert (env.ws / "c.txt").read_bytes() == OLD_C
+    assert temp_files(env.ws) == []
+    assert [r[:2] for r in journal_rows(s)] == [("a.txt", "applied"), ("b.txt", "applied")]

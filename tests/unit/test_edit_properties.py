@@ -317,8 +317,10 @@ def test_line_edits_without_empty_new_text_match_the_reference(
 
 # Every character str.splitlines breaks at, CR alone and in CRLF, and two that it does not.
 BREAKY = st.sampled_from(
-    ["a", "\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85"]
-    + ["\u2028", "\u2029", "é", "\t"]
+    [
+        *("a", "\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85"),
+        *("\u2028", "\u2029", "é", "\t"),
+    ]
 )
 
 

@@ -66,9 +66,12 @@ async def reserve(journal: Journal, targets: list[Target], owner: str) -> None:
         await asyncio.sleep(0.05)
 
 
-async def finish_in_thread(fn: Callable[..., T], *args: Any) -> T:
-    """Run ``fn`` on a worker thread; a cancellation waits for it to end (the write phase must
-    never run on behind the bookkeeping that follows it), then propagates."""
+async def finish_in_thread(
+    fn: Callable[..., T], *args: Any, on_cancel: Callable[[], None] | None = None
+) -> T:
+    """Run ``fn`` on a worker thread; a cancellation calls ``on_cancel`` (to ask ``fn`` to stop
+    early) and waits for ``fn`` to end (the write phase must never run on behind the bookkeeping
+    that follows it), then propagates."""
     task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
     cancelled = False
     while True:
@@ -77,6 +80,8 @@ async def finish_in_thread(fn: Callable[..., T], *args: Any) -> T:
         except asyncio.CancelledError:
             if task.done():
                 raise
+            if not cancelled and on_cancel is not None:
+                on_cancel()
             cancelled = True
             continue
         if cancelled:
@@ -158,11 +163,7 @@ async def _commit_all(batch: Batch) -> None:
         run = [i]
         while run[-1] + 1 < len(targets) and targets[run[-1] + 1].via == "disk":
             run.append(run[-1] + 1)
-        try:
-            durable = await finish_in_thread(batch.commit_disk_run, run)
-        except asyncio.CancelledError:
-            batch.stop.set()
-            raise
+        durable = await finish_in_thread(batch.commit_disk_run, run, on_cancel=batch.stop.set)
         if not durable:
             t = batch.written[-1]
             raise SCodeError(
