@@ -553,7 +553,9 @@ def test_tools_call_random_name_and_arguments(fuzzed: Fuzzed, data: st.DataObjec
         assert reply["error"]["data"].get("field") == "name", reply
     elif not isinstance(arguments, dict):
         assert error_kind(reply) == ErrorKind.INVALID_PARAMS, reply
-        assert reply["error"]["data"].get("field", "").startswith("arguments"), reply
+        # The required name is checked first: a name that is not valid Unicode is named instead.
+        named = ("arguments",) if _encodable(name) else ("arguments", "name")
+        assert reply["error"]["data"].get("field", "").startswith(named), reply
     elif not _encodable(json.dumps(params, ensure_ascii=False)):
         # A lone surrogate anywhere is refused, by field, before any lookup.
         assert error_kind(reply) == ErrorKind.INVALID_PARAMS, reply
@@ -605,6 +607,7 @@ EDGE_CASES: list[tuple[str, dict[str, Any], str | None]] = [
     (P, {"plan": [{"step": "a", "status": "in_progress"}] * 2}, INVALID),
     (Q, {"query": "\x00"}, None),
     (C, {"name": "\ud800"}, ErrorKind.INVALID_PARAMS.value),
+    (C, {"name": "\ud800", "arguments": None}, ErrorKind.INVALID_PARAMS.value),
     (A, {"files": [{"path": "\ud800", "expected_revision": None, "content": "x"}]}, None),
     (A, {"files": [{"path": "new.txt", "expected_revision": None, "content": "\ud800"}]}, None),
     (A, {"path": "a.txt", "expected_revision": "\ud800", "content": "y"}, None),
