@@ -433,8 +433,14 @@ def editing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conn]:
     [b'"a\\ud800b"', b'"a\\uDFFFb"', b'"a\xed\xa0\x80b"', b'"\\\\\\ud800"'],
     ids=["escape", "upper-hex-escape", "raw-surrogate-bytes", "escape-after-escaped-backslash"],
 )
-def test_lone_surrogate_in_a_body_is_refused_by_field(editing: Conn, content: bytes) -> None:
+@pytest.mark.parametrize("padding", [0, 100_000], ids=["small", "large-body"])
+def test_lone_surrogate_in_a_body_is_refused_by_field(
+    editing: Conn, content: bytes, padding: int
+) -> None:
+    """Large bodies go to the faster parser first, which rejects lone surrogates outright:
+    json.loads then reads them, and the refusal still names the field."""
     msg_id = f"sur-{len(editing.client.raw_frames)}"
+    content = content[:1] + b"x" * padding + content[1:]
     reply = editing.reply_to(_create("sur.txt", content, msg_id), msg_id)
     error = error_of(reply)
     assert error["data"]["kind"] == "invalid_params", reply

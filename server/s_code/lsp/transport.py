@@ -41,6 +41,25 @@ def _error(msg_id: Any, code: int, message: str, kind: str = "invalid_params") -
     }
 
 
+LARGE_BODY = 64 * 1024
+
+
+def _decode(body: bytes) -> Any:
+    """The message's JSON. A large body (an edit batch) is parsed by pydantic-core's parser,
+    about twice as fast (imported on the first one: pydantic loads lazily), falling back to
+    ``json.loads`` whenever that refuses. json.loads is the reference: it also reads what the
+    fast parser rejects (lone surrogate escapes, which are then refused by field, and UTF-16 or
+    UTF-32 bodies) and raises the errors this loop answers."""
+    if len(body) >= LARGE_BODY:
+        from pydantic_core import from_json
+
+        try:
+            return from_json(body)
+        except ValueError:
+            pass
+    return json.loads(body)
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -55,7 +74,7 @@ class MessageLoop:
 
     def dispatch(self, body: bytes) -> None:
         try:
-            data = json.loads(body)
+            data = _decode(body)
         except (ValueError, RecursionError):
             self._reply(_error(None, PARSE_ERROR, "the message is not valid JSON"))
             return
