@@ -297,9 +297,7 @@ def patch_cases(
 @given(line_cases())
 def test_line_edits_match_the_reference(case: tuple[str, list[Edit]]) -> None:
     original, edits = case
-    got = apply_line_edits(
-        original, [LineEdit(s, e, t, f"e{i}") for i, (s, e, t) in enumerate(edits)]
-    )
+    got = apply_line_edits(original, [LineEdit(s, e, t, i) for i, (s, e, t) in enumerate(edits)])
     assert got == ref_line_edits(original, edits)
 
 
@@ -309,9 +307,7 @@ def test_line_edits_without_empty_new_text_match_the_reference(
     case: tuple[str, list[Edit]],
 ) -> None:
     original, edits = case
-    got = apply_line_edits(
-        original, [LineEdit(s, e, t, f"e{i}") for i, (s, e, t) in enumerate(edits)]
-    )
+    got = apply_line_edits(original, [LineEdit(s, e, t, i) for i, (s, e, t) in enumerate(edits)])
     assert got == ref_line_edits(original, edits)
 
 

@@ -391,6 +391,36 @@ def test_unknown_fields_are_refused_with_their_path(raw: dict[str, Any], field: 
     assert err.data["field"] == field
 
 
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        ({"start_line": True, "end_line": 1, "new_text": "x"}, "files.0.edits.2.start_line"),
+        ({"start_line": 1, "end_line": 1.0, "new_text": "x"}, "files.0.edits.2.end_line"),
+        ({"start_line": 1, "end_line": 1, "new_text": 7}, "files.0.edits.2.new_text"),
+        ({"start_line": 1, "end_line": 1, "text": "x"}, "files.0.edits.2.text"),
+        ({"start_line": 1, "new_text": "x", "zz": 1}, "files.0.edits.2.zz"),
+        ({"start_line": 1, "end_line": 1}, "files.0.edits.2.new_text"),
+    ],
+    ids=["bool-start", "float-end", "int-text", "renamed-key", "extra-key", "missing-key"],
+)
+def test_one_bad_line_edit_among_good_ones_is_named(bad: dict[str, Any], field: str) -> None:
+    """Well-formed line edits take a fast path checked all at once; one bad item among them
+    falls back to the item-by-item checks, which name it."""
+    edits = [LINE, {**LINE, "start_line": 2, "end_line": 2}, bad, {**LINE, "start_line": 4}]
+    err = plans_error({"files": [{"path": "a", "expected_revision": R1, "edits": edits}]})
+    assert err.kind is ErrorKind.INVALID_PARAMS, err
+    assert err.data["field"] == field, err.data
+
+
+def test_well_formed_line_edits_keep_their_positions() -> None:
+    edits = [{**LINE, "start_line": n, "end_line": n} for n in (3, 1, 2)]
+    args = parse_params(
+        ApplyPatchArgs, {"files": [{"path": "a", "expected_revision": R1, "edits": edits}]}
+    )
+    (plan,) = plans_of(args)
+    assert [(e.start_line, e.position) for e in plan.line_edits] == [(3, 0), (1, 1), (2, 2)]
+
+
 def test_legacy_edit_errors_name_the_top_level_edits_field() -> None:
     err = plans_error({"path": "a", "expected_revision": R1, "edits": [LINE, TEXT]})
     assert err.kind is ErrorKind.MIXED_EDIT_KINDS

@@ -27,13 +27,13 @@ ABC_CRLF = "a\r\nb\r\nc\r\n"
 
 def lines(original: str, *edits: tuple[int, int, str]) -> str:
     return apply_line_edits(
-        original, [LineEdit(s, e, t, f"files.0.edits.{i}") for i, (s, e, t) in enumerate(edits)]
+        original, [LineEdit(s, e, t, i) for i, (s, e, t) in enumerate(edits)], "files.0."
     )
 
 
 def texts(original: str, *edits: tuple[str, str]) -> str:
     return apply_text_edits(
-        original, [TextEdit(o, n, f"files.0.edits.{i}") for i, (o, n) in enumerate(edits)]
+        original, [TextEdit(o, n, i) for i, (o, n) in enumerate(edits)], "files.0."
     )
 
 
