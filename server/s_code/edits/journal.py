@@ -18,6 +18,7 @@ from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.state.store import WorkspaceStore
 
 RESERVATION_TTL = 60.0
+_END_TURN = "UPDATE turns SET ended_at = ? WHERE id = ? AND ended_at IS NULL"
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,7 @@ class Journal:
         return bool(rows)
 
     def end_turn(self, turn_id: str) -> None:
-        self.store.execute(
-            "UPDATE turns SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
-            (time.time(), turn_id),
-        )
+        self.store.execute(_END_TURN, (time.time(), turn_id))
 
     def mark_undone(self, turn_id: str) -> None:
         self.store.execute("UPDATE turns SET undone_at = ? WHERE id = ?", (time.time(), turn_id))
@@ -95,32 +93,20 @@ class Journal:
         result: list[int] = self.store.transaction(work)
         return result
 
-    def settle(self, applied: list[int], dropped: list[int]) -> None:
-        """Mark the records of written files applied and remove the others, in one transaction."""
-
-        self.store.transaction(lambda conn: self._settle(conn, applied, dropped))
-
-    @staticmethod
-    def _settle(conn: sqlite3.Connection, applied: list[int], dropped: list[int]) -> None:
-        conn.executemany(
-            "UPDATE undo_records SET status = 'applied', temp_name = NULL WHERE id = ?",
-            [(i,) for i in applied],
-        )
-        conn.executemany("DELETE FROM undo_records WHERE id = ?", [(i,) for i in dropped])
-
     def finish_batch(
         self, *, applied: list[int], dropped: list[int], end_turn: str | None, owner: str
     ) -> None:
-        """After a batch, in one transaction: :meth:`settle` its records, end the turn it
-        opened (if any) and release its reservations."""
+        """After a batch, in one transaction: mark the written files' records applied and
+        remove the others, end the turn it opened (if any) and release its reservations."""
 
         def work(conn: sqlite3.Connection) -> None:
-            self._settle(conn, applied, dropped)
+            conn.executemany(
+                "UPDATE undo_records SET status = 'applied', temp_name = NULL WHERE id = ?",
+                [(i,) for i in applied],
+            )
+            conn.executemany("DELETE FROM undo_records WHERE id = ?", [(i,) for i in dropped])
             if end_turn is not None:
-                conn.execute(
-                    "UPDATE turns SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
-                    (time.time(), end_turn),
-                )
+                conn.execute(_END_TURN, (time.time(), end_turn))
             conn.execute(
                 "DELETE FROM reservations WHERE workspace_id = ? AND owner = ?", (self.ws.id, owner)
             )
@@ -191,11 +177,6 @@ class Journal:
 
         held: list[str] = self.store.transaction(work)
         return held
-
-    def release(self, owner: str) -> None:
-        self.store.execute(
-            "DELETE FROM reservations WHERE workspace_id = ? AND owner = ?", (self.ws.id, owner)
-        )
 
 
 def _alive(pid: int) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from s_code.edits.journal import Journal
@@ -148,8 +148,8 @@ def stage_all(targets: list[Target], meanwhile: Callable[[], None]) -> dict[int,
     return staged
 
 
-def discard_all(staged: object) -> None:
-    for s in list(staged):  # type: ignore[call-overload]
+def discard_all(staged: Iterable[Staged]) -> None:
+    for s in list(staged):
         discard(s)
 
 
