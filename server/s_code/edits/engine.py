@@ -103,13 +103,12 @@ class Batch:
     stop: threading.Event = field(default_factory=threading.Event)
 
     def begin(self, turn_id: str | None) -> None:
-        """On a worker thread: open the turn, record every target, then stage the disk ones
-        while every target is checked again (a stale one discards all that was staged)."""
+        """On a worker thread: open the turn, record every target, check every target again
+        (a stale one stops the batch before anything is staged), then stage the disk ones."""
         self.turn, self.own_turn = _turn_for(self.session, self.journal, turn_id)
         writing.record_pending(self.journal, self.turn, self.targets)
-        self.staged = writing.stage_all(
-            self.targets, lambda: writing.recheck(self.session, self.targets)
-        )
+        writing.recheck(self.session, self.targets)
+        self.staged = writing.stage_all(self.targets)
 
     def commit_disk_run(self, indexes: list[int]) -> bool:
         """On a worker thread: commit these consecutive disk targets; False after one that is

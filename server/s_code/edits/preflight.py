@@ -34,6 +34,7 @@ class Target:
     via: str  # "editor" or "disk"
     record_id: int | None = None  # its pending journal record, once written
     tmp: str | None = None  # the temp file name recorded for crash cleanup
+    mode: int | None = None  # the disk file's st_mode when checked again before staging
 
     @property
     def created(self) -> bool:

@@ -4,7 +4,8 @@ Everything up to the first commit changes nothing a user can see: every target's
 checked again (another batch may have written while this one waited), a pending undo record is
 stored for each (with its temp file's name, for crash cleanup), and every disk target's new
 content is staged as an fsynced temp file beside it. Staging runs on a few threads at once, so
-the file fsyncs overlap; a staging failure leaves nothing written.
+the file fsyncs overlap (the checks run before it: under the threads' contention for the
+interpreter they took several times longer); a staging failure leaves nothing written.
 
 Commits are sequential, in request order: for a disk target the final revision check, the rename
 and the directory fsync (:func:`commit_disk`); for an open buffer a versioned
@@ -24,7 +25,15 @@ from s_code.edits.preflight import Target
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.tools.session import Session
 from s_code.workspace.documents import revision_of, sha256_hex
-from s_code.workspace.writes import Staged, commit, discard, read_current, stage, temp_name
+from s_code.workspace.writes import (
+    Staged,
+    commit,
+    discard,
+    open_parent,
+    read_regular,
+    stage,
+    temp_name,
+)
 
 STAGING_THREADS = 8
 _pool: ThreadPoolExecutor | None = None
@@ -59,23 +68,25 @@ def os_failure(exc: OSError, path: str) -> SCodeError:
 # -- before the first commit ---------------------------------------------------------------------
 
 
-def _current(session: Session, t: Target) -> tuple[bytes | None, bytes | None]:
-    """(what read_file would show now, the disk bytes now) for a target."""
+def _current(session: Session, t: Target) -> tuple[bytes | None, bytes | None, int | None]:
+    """(what read_file would show now, the disk bytes now, their st_mode) for a target."""
     dir_fd = t.loc.root.open_parts(t.loc.parts[:-1], os.O_RDONLY | os.O_DIRECTORY)
     try:
-        disk = read_current(dir_fd, t.loc.parts[-1])
+        found = read_regular(dir_fd, t.loc.parts[-1])
     finally:
         os.close(dir_fd)
+    disk, mode = (None, None) if found is None else found
     doc = session.overlay.document(t.loc.abs_paths())
     shown = doc.text.encode("utf-8", "surrogatepass") if doc is not None else disk
-    return shown, disk
+    return shown, disk, mode
 
 
 def recheck(session: Session, targets: list[Target]) -> None:
-    """Every target still shows the bytes preflight saw, or the batch is stale."""
+    """Every target still shows the bytes preflight saw, or the batch is stale. Notes each
+    disk file's mode for staging."""
     for t in targets:
         try:
-            shown, disk = _current(session, t)
+            shown, disk, t.mode = _current(session, t)
         except SCodeError as exc:
             if exc.kind is not ErrorKind.NOT_FOUND:  # e.g. a parent became a symlink
                 raise
@@ -114,28 +125,58 @@ def record_pending(journal: Journal, turn: str, targets: list[Target]) -> None:
         t.record_id = record
 
 
-def _stage_one(t: Target) -> Staged:
+def _stage_one(t: Target, dir_fd: int) -> Staged:
     assert t.tmp is not None
     try:
-        return stage(t.loc.root, t.loc.parts, t.after, create=not t.exists, tmp=t.tmp)
+        return stage(
+            t.loc.root,
+            t.loc.parts,
+            t.after,
+            create=not t.exists,
+            tmp=t.tmp,
+            dir_fd=dir_fd,
+            mode=t.mode,
+        )
     except SCodeError as exc:
         raise WriteFailed(t, exc) from None
     except OSError as exc:
         raise WriteFailed(t, os_failure(exc, t.loc.display)) from None
 
 
-def stage_all(targets: list[Target], meanwhile: Callable[[], None]) -> dict[int, Staged]:
-    """Stage every disk target (keyed by its position) while ``meanwhile`` runs here, all or
-    none: if ``meanwhile`` raises, or a target fails (the first in request order is named by
-    :class:`WriteFailed`), whatever was staged is discarded and the error raised."""
-    disk = [(i, t) for i, t in enumerate(targets) if t.via == "disk"]
-    pool = _staging_pool()
-    futures = [(i, pool.submit(_stage_one, t)) for i, t in disk]
-    failure: BaseException | None = None
+def _parent_fds(disk: list[Target]) -> list[int]:
+    """A parent directory fd for each target (its own, to hand to its staged file), each
+    directory opened (or created) once."""
+    opened: dict[tuple[int, tuple[str, ...]], int] = {}
+    fds: list[int] = []
     try:
-        meanwhile()
-    except BaseException as exc:  # staging is waited for and undone first
-        failure = exc
+        for t in disk:
+            key = (id(t.loc.root), t.loc.parts[:-1])
+            if key not in opened:
+                try:
+                    opened[key] = open_parent(t.loc.root, t.loc.parts, create=not t.exists)
+                except SCodeError as exc:
+                    raise WriteFailed(t, exc) from None
+                except OSError as exc:
+                    raise WriteFailed(t, os_failure(exc, t.loc.display)) from None
+            fds.append(os.dup(opened[key]))
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    finally:
+        for fd in opened.values():
+            os.close(fd)
+    return fds
+
+
+def stage_all(targets: list[Target]) -> dict[int, Staged]:
+    """Stage every disk target (keyed by its position), all or none: if one fails (the first
+    in request order is named by :class:`WriteFailed`), whatever was staged is discarded."""
+    disk = [(i, t) for i, t in enumerate(targets) if t.via == "disk"]
+    fds = _parent_fds([t for _, t in disk])
+    pool = _staging_pool()
+    futures = [(i, pool.submit(_stage_one, t, fd)) for (i, t), fd in zip(disk, fds, strict=True)]
+    failure: BaseException | None = None
     staged: dict[int, Staged] = {}
     for i, future in futures:
         try:

@@ -81,6 +81,13 @@ def open_parent(root: WorkspaceRoot, parts: tuple[str, ...], *, create: bool) ->
 
 def read_current(dir_fd: int, name: str) -> bytes | None:
     """The bytes of ``name`` in ``dir_fd`` now (None when absent); a symlink or non-file refuses."""
+    found = read_regular(dir_fd, name)
+    return None if found is None else found[0]
+
+
+def read_regular(dir_fd: int, name: str) -> tuple[bytes, int] | None:
+    """(bytes, st_mode) of the regular file ``name`` in ``dir_fd`` now, None when absent; a
+    symlink or non-file refuses."""
     try:
         fd = os.open(
             name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
@@ -94,14 +101,18 @@ def read_current(dir_fd: int, name: str) -> bytes | None:
             ) from None
         raise
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise SCodeError(
                 ErrorKind.STALE_REVISION, f"{name!r} is no longer a regular file", path=name
             )
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        data = os.read(fd, st.st_size + 1)  # one read when the size held
+        if len(data) > st.st_size:
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+        return data, st.st_mode
     finally:
         os.close(fd)
 
@@ -128,20 +139,28 @@ def stage(
     *,
     create: bool,
     tmp: str | None = None,
+    dir_fd: int | None = None,
+    mode: int | None = None,
 ) -> Staged:
-    """Write ``data`` to a temp file beside ``parts`` (mode kept) and fsync it.
+    """Write ``data`` to a temp file beside ``parts`` and fsync it.
 
     ``tmp`` is the temp file's name when the caller recorded it first (so a crash can be cleaned
-    up on the next start). On failure nothing is left behind.
+    up on the next start). ``dir_fd``, when given, is the parent directory already opened (the
+    staged file takes it over); ``mode`` is the target's mode when the caller has just read it
+    (else it is read here; a new file gets the umask's default). On failure nothing is left
+    behind.
     """
     name = parts[-1]
-    dir_fd = open_parent(root, parts, create=create)
+    if dir_fd is None:
+        dir_fd = open_parent(root, parts, create=create)
     tmp = tmp or temp_name(name)
     try:
-        mode = 0o666 & ~_UMASK
-        if not create:
-            with contextlib.suppress(FileNotFoundError):
-                mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        if mode is None:
+            mode = 0o666 & ~_UMASK
+            if not create:
+                with contextlib.suppress(FileNotFoundError):
+                    mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+        mode = stat.S_IMODE(mode)
         fd = os.open(
             tmp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
