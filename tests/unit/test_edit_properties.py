@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from s_code.edits.text import LineEdit, _lf_split, apply_line_edits
+from s_code.edits.text import LineEdit, _lf_split, apply_line_edits, apply_plain_line_edits
 from tests.unit.test_edit_request import BEGIN, END, EngineWorkspace, rev
 
 ENGINE = settings(
@@ -309,6 +309,50 @@ def test_line_edits_without_empty_new_text_match_the_reference(
     original, edits = case
     got = apply_line_edits(original, [LineEdit(s, e, t, i) for i, (s, e, t) in enumerate(edits)])
     assert got == ref_line_edits(original, edits)
+
+
+def columns(edits: list[Edit]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[str, ...]]:
+    starts, ends, texts = zip(*edits, strict=True) if edits else ((), (), ())
+    return tuple(starts), tuple(ends), tuple(texts)
+
+
+@PURE
+@given(line_cases())
+def test_the_plain_line_edit_path_declines_or_matches_the_reference(
+    case: tuple[str, list[Edit]],
+) -> None:
+    """Any edits on any file (CRLF, no final newline, insertions, unsorted): the C-level path
+    either declines (None) or gives the reference result."""
+    original, edits = case
+    plain = apply_plain_line_edits(original, columns(edits))
+    assert plain is None or plain == ref_line_edits(original, edits)
+
+
+@st.composite
+def plain_cases(draw: st.DrawFn) -> tuple[str, list[Edit]]:
+    """LF files ending with a line break, sorted replacements of one or more lines."""
+    rows = draw(st.lists(LINE, min_size=1, max_size=30))
+    original = "".join(r + "\n" for r in rows)
+    bounds = sorted(draw(st.sets(st.integers(1, len(rows)), min_size=1, max_size=len(rows))))
+    edits: list[Edit] = []
+    for i in range(0, len(bounds), 2):  # pairs of bounds (or one) make disjoint ranges
+        start, end = bounds[i], bounds[min(i + 1, len(bounds) - 1)]
+        new = draw(st.lists(LINE, max_size=3).map("\n".join))
+        edits.append((start, end, new + draw(st.sampled_from(["", "\n"]))))
+    return original, edits
+
+
+@PURE
+@given(plain_cases())
+def test_the_plain_line_edit_path_takes_its_case_and_matches_the_reference(
+    case: tuple[str, list[Edit]],
+) -> None:
+    original, edits = case
+    plain = apply_plain_line_edits(original, columns(edits))
+    assert plain is not None
+    assert plain == ref_line_edits(original, edits)
+    general = [LineEdit(s, e, t, i) for i, (s, e, t) in enumerate(edits)]
+    assert plain == apply_line_edits(original, general)
 
 
 # Every character str.splitlines breaks at, CR alone and in CRLF, and two that it does not.

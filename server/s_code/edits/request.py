@@ -7,7 +7,6 @@ form was used and turns it into :class:`FilePlan` objects, before anything touch
 
 from __future__ import annotations
 
-import functools
 import json
 import operator
 import re
@@ -19,7 +18,15 @@ from typing import Any
 from pydantic import Field
 
 from s_code.edits import patch as patch_form
-from s_code.edits.text import LineEdit, TextEdit, apply_line_edits, apply_text_edits
+from s_code.edits.text import (
+    LineColumns,
+    LineEdit,
+    TextEdit,
+    apply_line_edits,
+    apply_plain_line_edits,
+    apply_text_edits,
+    line_edits_of,
+)
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.protocol.incoming import current
 from s_code.protocol.models import Args, parse_params
@@ -92,16 +99,20 @@ class FilePlan:
     field: str  # where in the request this file came from: "files.2", "patch", "path"
     expected: str | None  # a 16-hex revision or a 64-hex sha256; None: must not exist
     kind: str  # "lines" | "texts" | "content" | "patch_add" | "patch_update"
-    line_edits: list[LineEdit] = dc_field(default_factory=list)
+    line_columns: LineColumns = ((), (), ())
     text_edits: list[TextEdit] = dc_field(default_factory=list)
     content: str | None = None
     patch_file: patch_form.PatchFile | None = None
 
     @property
+    def line_edits(self) -> list[LineEdit]:
+        return line_edits_of(self.line_columns)
+
+    @property
     def edit_count(self) -> int:
         if self.patch_file is not None:
             return len(self.patch_file.hunks)
-        return len(self.line_edits) + len(self.text_edits)
+        return len(self.line_columns[0]) + len(self.text_edits)
 
     def compute(self, original: str | None) -> str:
         if self.kind in ("content", "patch_add"):
@@ -115,6 +126,9 @@ class FilePlan:
             )
         prefix = f"{self.field}." if self.field not in ("", "path") else ""
         if self.kind == "lines":
+            plain = apply_plain_line_edits(original, self.line_columns)
+            if plain is not None:
+                return plain
             return apply_line_edits(original, self.line_edits, prefix)
         if self.kind == "texts":
             return apply_text_edits(original, self.text_edits, prefix)
@@ -130,7 +144,7 @@ def _expected(value: str | None, field_path: str) -> str | None:
     return value
 
 
-def _edits(raw: list[dict[str, Any]], base: str) -> tuple[str, list[LineEdit], list[TextEdit]]:
+def _edits(raw: list[dict[str, Any]], base: str) -> tuple[str, LineColumns, list[TextEdit]]:
     pre = f"{base}." if base else ""
     if len(raw) > MAX_EDITS_PER_FILE:
         raise SCodeError(
@@ -140,10 +154,10 @@ def _edits(raw: list[dict[str, Any]], base: str) -> tuple[str, list[LineEdit], l
             max=MAX_EDITS_PER_FILE,
             field=f"{pre}edits",
         )
-    fast = _plain_line_edits(raw)
-    if fast is not None:
-        return "lines", fast, []
-    lines: list[LineEdit] = []
+    plain = _plain_line_columns(raw)
+    if plain is not None:
+        return "lines", plain, []
+    lines: list[tuple[int, int, str]] = []
     texts: list[TextEdit] = []
     for i, item in enumerate(raw):
         where = f"{pre}edits.{i}"
@@ -154,7 +168,7 @@ def _edits(raw: list[dict[str, Any]], base: str) -> tuple[str, list[LineEdit], l
             texts.append(TextEdit(t.old_text, t.new_text, i))
         elif "start_line" in item or "end_line" in item:
             e = _prefixed(LineEditArgs, item, where)
-            lines.append(LineEdit(e.start_line, e.end_line, e.new_text, i))
+            lines.append((e.start_line, e.end_line, e.new_text))
         else:
             raise invalid_params(
                 "an edit is {start_line, end_line, new_text} or {old_text, new_text}", where
@@ -167,19 +181,21 @@ def _edits(raw: list[dict[str, Any]], base: str) -> tuple[str, list[LineEdit], l
         )
     if not raw:
         raise invalid_params("edits is empty", f"{pre}edits")
-    return ("texts" if texts else "lines"), lines, texts
+    if texts:
+        return "texts", ((), (), ()), texts
+    starts, ends, news = zip(*lines, strict=True)  # non-empty: raw is
+    return "lines", (starts, ends, news), []
 
 
 _TEXT_KEYS = {"old_text": str, "new_text": str}
 _LINE_FIELDS = operator.itemgetter("start_line", "end_line", "new_text")
-_new_line_edit = functools.partial(tuple.__new__, LineEdit)
 
 
-def _plain_line_edits(raw: list[dict[str, Any]]) -> list[LineEdit] | None:
-    """Every item as a line edit when each is exactly {start_line: int, end_line: int,
-    new_text: str} (bool is not an int here), else None: then the item-by-item path finds and
-    names what is wrong. The common case of a batch, checked with C-level passes (a batch can
-    hold 3,200 edits)."""
+def _plain_line_columns(raw: list[dict[str, Any]]) -> LineColumns | None:
+    """The edits as columns when each is exactly {start_line: int, end_line: int, new_text:
+    str} (bool is not an int here), else None: then the item-by-item path finds and names what
+    is wrong. The common case of a batch, checked with C-level passes (a batch can hold 3,200
+    edits)."""
     if not raw or set(map(len, raw)) != {3}:
         return None
     try:
@@ -188,7 +204,7 @@ def _plain_line_edits(raw: list[dict[str, Any]]) -> list[LineEdit] | None:
         return None
     if set(map(type, starts)) | set(map(type, ends)) != {int} or set(map(type, texts)) != {str}:
         return None
-    return list(map(_new_line_edit, zip(starts, ends, texts, range(len(raw)), strict=True)))
+    return starts, ends, texts
 
 
 def _plain(item: dict[str, Any], keys: Mapping[str, type]) -> bool:
@@ -224,7 +240,7 @@ def _one_file(
     kind, lines, texts = _edits(edits, base)
     if expected is None:
         raise invalid_params("a new file is created with content, not edits", f"{pre}edits")
-    return FilePlan(path, base, expected, kind, line_edits=lines, text_edits=texts)
+    return FilePlan(path, base, expected, kind, line_columns=lines, text_edits=texts)
 
 
 def plans_of(args: ApplyPatchArgs, raw: Any = None) -> list[FilePlan]:

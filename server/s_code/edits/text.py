@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import operator
 import re
+from collections import deque
+from itertools import repeat
 from typing import NamedTuple
 
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
@@ -22,6 +24,14 @@ class LineEdit(NamedTuple):
     end_line: int  # start_line - 1 means "insert before start_line"
     new_text: str
     position: int  # in the request's edits array (errors name "<prefix>edits.<position>")
+
+
+# Well-formed line edits as columns (start lines, end lines, new texts); positions are indexes.
+LineColumns = tuple[tuple[int, ...], tuple[int, ...], tuple[str, ...]]
+
+
+def line_edits_of(columns: LineColumns) -> list[LineEdit]:
+    return [LineEdit(s, e, t, i) for i, (s, e, t) in enumerate(zip(*columns, strict=True))]
 
 
 class TextEdit(NamedTuple):
@@ -155,6 +165,41 @@ def apply_line_edits(original: str, edits: list[LineEdit], prefix: str = "") -> 
             cursor = end
     out += lines[cursor:]
     return "".join(out)
+
+
+def apply_plain_line_edits(original: str, columns: LineColumns) -> str | None:
+    """The common case of :func:`apply_line_edits` with C-level passes, or None when ``columns``
+    are not that case (then :func:`apply_line_edits` applies them, or names what is wrong).
+
+    The case: an LF file whose last line ends with a line break; replacements only (no
+    insertions, nothing past the end), in line order, not overlapping, new text without tabs
+    (so nothing to check for numbered lines) or CRs. Each replaced range's first line becomes
+    its new text (with a line break added when it has none), its other lines become empty.
+    """
+    starts, ends, texts = columns
+    if not starts or "\r" in original or not _only_lf_breaks(original):
+        return None
+    joined = "".join(texts)
+    if "\t" in joined or "\r" in joined:
+        return None
+    lines = original.splitlines(keepends=True)
+    count = len(lines)
+    if (
+        not count
+        or lines[-1][-1] != "\n"
+        or starts[0] < 1
+        or ends[-1] > count
+        or not all(map(operator.le, starts, ends))
+        or not all(map(operator.lt, ends, starts[1:]))
+    ):
+        return None
+    pieces = [t + "\n" if t and t[-1] != "\n" else t for t in texts]
+    firsts = list(map(operator.sub, starts, repeat(1)))  # 0-based first lines
+    if starts != ends:  # some range spans several lines: empty all but its first
+        for first, end in zip(firsts, ends, strict=True):
+            lines[first + 1 : end] = repeat("", end - first - 1)
+    deque(map(lines.__setitem__, firsts, pieces), maxlen=0)  # the assignments, at C speed
+    return "".join(lines)
 
 
 def _line_of(text: str, offset: int) -> int:
