@@ -247,6 +247,20 @@ def test_exactly_one_form(raw: dict[str, Any]) -> None:
             "files.0.edits.0.new_text",
         ),
         ({"files": [{"path": "a", "expected_revision": R1, "edits": ["x"]}]}, "files.0.edits.0"),
+        # Items that are not objects, some looking like one's keys (pydantic leaves edit items
+        # to plans_of): each is named, none reaches a dict operation.
+        *(
+            ({"files": [{"path": "a", "expected_revision": R1, "edits": [LINE, bad]}]}, field)
+            for bad, field in (
+                ("old_text", "files.0.edits.1"),
+                ("abc", "files.0.edits.1"),
+                (5, "files.0.edits.1"),
+                (None, "files.0.edits.1"),
+                ([1, 1, "x"], "files.0.edits.1"),
+                (True, "files.0.edits.1"),
+            )
+        ),
+        ({"path": "a", "expected_revision": R1, "edits": ["start_line"]}, "edits.0"),
     ],
 )
 def test_incomplete_requests(raw: dict[str, Any], field: str) -> None:
