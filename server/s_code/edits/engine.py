@@ -10,6 +10,7 @@ was written.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 import uuid
@@ -72,7 +73,10 @@ async def finish_in_thread(
     """Run ``fn`` on a worker thread; a cancellation calls ``on_cancel`` (to ask ``fn`` to stop
     early) and waits for ``fn`` to end (the write phase must never run on behind the bookkeeping
     that follows it), then propagates."""
-    task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+    # run_in_executor's future directly (asyncio.to_thread would add a task around it, and
+    # each layer costs the loop an iteration when the thread ends)
+    context = contextvars.copy_context()
+    task = asyncio.get_running_loop().run_in_executor(None, context.run, fn, *args)
     cancelled = False
     while True:
         try:
@@ -138,6 +142,16 @@ class Batch:
         )
         approval.ran(self.session, {"written": sorted(t.loc.display for t in self.written)})
 
+    def on_disk(self, turn_id: str | None, approval: Approval, owner: str) -> bool:
+        """On a worker thread, for a batch with no open buffer: :meth:`begin`, every commit and
+        :meth:`end` in one go (each hop between the loop and a thread costs about 0.1 ms).
+        Returns False after a commit that was not durable, or when cancelled."""
+        try:
+            self.begin(turn_id)
+            return self.commit_disk_run(list(range(len(self.targets))))
+        finally:
+            self.end(approval, owner)
+
 
 def _entry(t: Target) -> dict[str, Any]:
     return {
@@ -164,14 +178,36 @@ async def _commit_all(batch: Batch) -> None:
             run.append(run[-1] + 1)
         durable = await finish_in_thread(batch.commit_disk_run, run, on_cancel=batch.stop.set)
         if not durable:
-            t = batch.written[-1]
-            raise SCodeError(
-                ErrorKind.DURABILITY_UNCONFIRMED,
-                f"{t.loc.display!r} was written but the directory fsync failed",
-                appliedPaths=[w.loc.display for w in batch.written],
-                turn_id=batch.turn,
-            )
+            raise _not_durable(batch)
         i = run[-1] + 1
+
+
+def _not_durable(batch: Batch) -> SCodeError:
+    t = batch.written[-1]
+    return SCodeError(
+        ErrorKind.DURABILITY_UNCONFIRMED,
+        f"{t.loc.display!r} was written but the directory fsync failed",
+        appliedPaths=[w.loc.display for w in batch.written],
+        turn_id=batch.turn,
+    )
+
+
+async def _write(batch: Batch, turn_id: str | None, approval: Approval, owner: str) -> None:
+    """The write phase, with the bookkeeping after it whatever happens. Another batch may have
+    written while this one waited for its reservation: every target is checked again before
+    the first commit, so a stale batch writes nothing at all."""
+    if all(t.via == "disk" for t in batch.targets):
+        durable = await finish_in_thread(
+            batch.on_disk, turn_id, approval, owner, on_cancel=batch.stop.set
+        )
+        if not durable:  # (a cancellation was raised above)
+            raise _not_durable(batch)
+        return
+    try:
+        await finish_in_thread(batch.begin, turn_id)
+        await _commit_all(batch)
+    finally:
+        await finish_in_thread(batch.end, approval, owner)
 
 
 def _partially_applied(batch: Batch, failed: WriteFailed) -> SCodeError:
@@ -208,12 +244,7 @@ async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
     await reserve(journal, targets, owner)
     batch = Batch(session, journal, targets)
     try:
-        # Another batch may have written while this one waited for its reservation: everything
-        # is checked again before the first commit, so a stale batch writes nothing at all.
-        await finish_in_thread(batch.begin, args.turn_id)
-        await _commit_all(batch)
+        await _write(batch, args.turn_id, approval, owner)
     except WriteFailed as failed:
         raise _partially_applied(batch, failed) from None
-    finally:
-        await finish_in_thread(batch.end, approval, owner)
     return {"applied": [_entry(t) for t in targets], "turn_id": batch.turn}
