@@ -448,6 +448,36 @@ def test_lone_surrogate_in_a_body_is_refused_by_field(
     assert not (editing.workspace / "sur.txt").exists()
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'"a\\ud800b"',
+        b'"\\uDFFF"',
+        b'"\\udc00\\ud800"',  # a trailing surrogate before a leading one: both lone
+        b'"\\ud800\\u0041"',
+        b'{"\\ud800": 1}',
+        b'"a\xed\xa0\x80b"',  # raw surrogate bytes (json.loads reads them as one too)
+    ],
+)
+def test_the_large_body_parser_refuses_every_lone_surrogate(body: bytes) -> None:
+    """The transport skips its surrogate scan for what pydantic-core parsed (transport._decode),
+    on this premise: that parser refuses lone surrogates. Positive control: json.loads reads
+    each body and hands over a string holding a lone surrogate."""
+    from pydantic_core import from_json
+
+    parsed = json.loads(body)
+    text = parsed if isinstance(parsed, str) else next(iter(parsed))
+    assert any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+    with pytest.raises(ValueError):
+        from_json(body, cache_strings="keys")
+
+
+def test_the_large_body_parser_reads_surrogate_pairs() -> None:
+    from pydantic_core import from_json
+
+    assert from_json(b'"\\ud83d\\ude00"', cache_strings="keys") == "\U0001f600"
+
+
 def test_utf16_body_with_a_lone_surrogate_is_refused(editing: Conn) -> None:
     """json.loads reads UTF-16 bodies, and one can carry a surrogate that no byte pattern of
     UTF-8 shows: the transport makes no claim about such a body, so the full check runs."""

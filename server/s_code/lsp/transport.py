@@ -45,20 +45,23 @@ def _error(msg_id: Any, code: int, message: str, kind: str = "invalid_params") -
 LARGE_BODY = 64 * 1024
 
 
-def _decode(body: bytes) -> Any:
-    """The message's JSON. A large body (an edit batch) is parsed by pydantic-core's parser,
-    about twice as fast (imported on the first one: pydantic loads lazily), falling back to
-    ``json.loads`` whenever that refuses. json.loads is the reference: it also reads what the
-    fast parser rejects (lone surrogate escapes, which are then refused by field, and UTF-16 or
-    UTF-32 bodies) and raises the errors this loop answers."""
+def _decode(body: bytes) -> tuple[Any, bool]:
+    """The message's JSON, and whether its strings are known to be valid Unicode.
+
+    A large body (an edit batch) is parsed by pydantic-core's parser, about twice as fast
+    (imported on the first one: pydantic loads lazily); it refuses lone surrogates, so what it
+    parses needs no scan for them. Whenever it refuses, ``json.loads`` parses the body: it is the
+    reference, reading what the fast parser rejects (lone surrogate escapes, which are then
+    refused by field, and UTF-16 or UTF-32 bodies) and raising the errors this loop answers."""
     if len(body) >= LARGE_BODY:
         from pydantic_core import from_json
 
         try:
-            return from_json(body)
+            # Only keys are worth its string cache: values (new text) are new with each batch.
+            return from_json(body, cache_strings="keys"), True
         except ValueError:
             pass
-    return json.loads(body)
+    return json.loads(body), False
 
 
 def _valid_id(value: Any) -> bool:
@@ -75,7 +78,7 @@ class MessageLoop:
 
     def dispatch(self, body: bytes) -> None:
         try:
-            data = _decode(body)
+            data, unicode_checked = _decode(body)
         except (ValueError, RecursionError):
             self._reply(_error(None, PARSE_ERROR, "the message is not valid JSON"))
             return
@@ -110,7 +113,7 @@ class MessageLoop:
                     _error(data["id"], INVALID_PARAMS, f"params do not fit {data['method']!r}")
                 )
             return
-        token = INCOMING.set(measure(body))
+        token = INCOMING.set(measure(body, unicode_checked=unicode_checked))
         try:
             self.protocol.handle_message(message)
         except Exception:

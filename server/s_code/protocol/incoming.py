@@ -34,7 +34,11 @@ class Incoming:
 INCOMING: ContextVar[Incoming | None] = ContextVar("s_code_incoming", default=None)
 
 
-def measure(body: bytes) -> Incoming:
+def measure(body: bytes, *, unicode_checked: bool = False) -> Incoming:
+    """``unicode_checked``: the parser already refused lone surrogates (pydantic-core's does),
+    so the scan is skipped (a two-byte search costs about 0.2 ms over a 230 KiB batch)."""
+    if unicode_checked:
+        return Incoming(len(body), True)
     # json.loads reads UTF-16 and UTF-32 too (found by NULs or a BOM): then no claim is made.
     utf8 = b"\x00" not in body[:4] and not body.startswith((b"\xfe\xff", b"\xff\xfe"))
     return Incoming(len(body), utf8 and not _maybe_surrogate(body))
