@@ -236,16 +236,16 @@ async def test_one_session_batches_preflighted_together(
     ws, session = sessions
     both_preflighted = asyncio.Event()
     arrived: list[int] = []
-    original = engine.reserve
+    original = engine._write  # reserves, then writes
 
-    async def reserve_after_both(journal: Any, ts: Any, owner: str) -> None:
+    async def write_after_both(batch: Any, *args: Any) -> None:
         arrived.append(1)
         if len(arrived) == 2:
             both_preflighted.set()
         await both_preflighted.wait()
-        await original(journal, ts, owner)
+        await original(batch, *args)
 
-    monkeypatch.setattr(engine, "reserve", reserve_after_both)
+    monkeypatch.setattr(engine, "_write", write_after_both)
     current = {i: (ws / name(i)).read_bytes() for i in range(FILES)}
 
     async def run(marker: str, order: list[int]) -> Outcome:
@@ -270,3 +270,80 @@ async def test_one_session_batches_preflighted_together(
         expected = body("AB"[win], i).encode() if i in targets[win] else current[i]
         got = (ws / name(i)).read_bytes()
         assert got == expected, f"{name(i)} holds {marker_of(got)!r}: {outcomes}"
+
+
+def _reservations(session: Session) -> list[tuple[str, str]]:
+    assert session.store is not None
+    rows = session.store.store.execute("SELECT owner, target FROM reservations")
+    return [(str(o), str(t)) for o, t in rows]
+
+
+async def test_a_batch_waiting_for_a_reservation_gives_up_in_time_or_on_cancel(
+    sessions: tuple[Path, Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another owner holds a target: the batch waits, then gets reservation_conflict; cancelled
+    while waiting, it ends cancelled. Either way nothing is written and the batch leaves no
+    reservation of its own behind."""
+    ws, session = sessions
+    journal = engine.journal_of(session)
+    key = os.path.realpath(ws) + "\x00" + name(0)
+    assert journal.reserve([key], "other") == []
+    before = {i: (ws / name(i)).read_bytes() for i in range(FILES)}
+    raw = {
+        "files": [
+            {"path": name(i), "expected_revision": rev(before[i]), "content": body("X", i)}
+            for i in (1, 0)
+        ]
+    }
+    monkeypatch.setattr(engine, "RESERVATION_WAIT", 0.2)
+    with pytest.raises(SCodeError) as refused:
+        await apply_patch(session, parse_params(ApplyPatchArgs, raw))
+    assert refused.value.kind.value == "reservation_conflict"
+    assert refused.value.data["paths"] == [name(0)]
+
+    monkeypatch.setattr(engine, "RESERVATION_WAIT", 30.0)
+    task = asyncio.ensure_future(apply_patch(session, parse_params(ApplyPatchArgs, raw)))
+    await asyncio.sleep(0.3)  # it is waiting for "other" now
+    assert not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert {i: (ws / name(i)).read_bytes() for i in range(FILES)} == before
+    assert _reservations(session) == [("other", key)]
+    # Positive control: with the target free, the same batch goes through.
+    journal.release("other")
+    await apply_patch(session, parse_params(ApplyPatchArgs, raw))
+    assert (ws / name(0)).read_text() == body("X", 0)
+    assert _reservations(session) == []
+
+
+async def test_a_cancel_during_the_first_reservation_attempt_wins(
+    sessions: tuple[Path, Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first attempt runs on the write thread; a cancel that arrives while it finds the
+    target held ends the batch, instead of starting to wait."""
+    ws, session = sessions
+    journal = engine.journal_of(session)
+    key = os.path.realpath(ws) + "\x00" + name(0)
+    assert journal.reserve([key], "other") == []
+    original = engine.try_reserve
+    calls: list[int] = []
+
+    def slow_first_attempt(*args: Any) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            threading.Event().wait(0.3)  # the cancel arrives meanwhile
+        original(*args)
+
+    monkeypatch.setattr(engine, "try_reserve", slow_first_attempt)
+    monkeypatch.setattr(engine, "RESERVATION_WAIT", 2.0)
+    before = (ws / name(0)).read_bytes()
+    raw = {"files": [{"path": name(0), "expected_revision": rev(before), "content": "new\n"}]}
+    task = asyncio.ensure_future(apply_patch(session, parse_params(ApplyPatchArgs, raw)))
+    await asyncio.sleep(0.1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert calls == [1], "no second attempt after the cancel"
+    assert (ws / name(0)).read_bytes() == before
+    assert _reservations(session) == [("other", key)]

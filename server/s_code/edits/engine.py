@@ -54,17 +54,43 @@ async def approve(session: Session, targets: list[Target], legacy: bool) -> Appr
     return await check(session, "edit", card)
 
 
-async def reserve(journal: Journal, targets: list[Target], owner: str) -> None:
-    keys = [t.reservation_key for t in targets]
+class Held(Exception):
+    """Another batch holds some of the targets (their reservation keys)."""
+
+    def __init__(self, keys: list[str]) -> None:
+        super().__init__(f"{len(keys)} targets are reserved")
+        self.keys = keys
+
+
+def try_reserve(journal: Journal, targets: list[Target], owner: str) -> None:
+    """Reserve every target or none (on a worker thread); raises Held."""
+    held = journal.reserve([t.reservation_key for t in targets], owner)
+    if held:
+        raise Held(held)
+
+
+async def reserve(
+    journal: Journal, targets: list[Target], owner: str, held: list[str] | None = None
+) -> None:
+    """Reserve every target, waiting a bounded time for another batch to finish; ``held``: the
+    keys a first attempt found reserved. A cancellation releases whatever was reserved."""
     deadline = time.monotonic() + RESERVATION_WAIT
     while True:
-        held = await asyncio.to_thread(journal.reserve, keys, owner)
-        if not held:
+        if held is not None:
+            if time.monotonic() >= deadline:
+                keys = set(held)
+                raise reservation_conflict(
+                    [t.loc.display for t in targets if t.reservation_key in keys]
+                )
+            await asyncio.sleep(0.05)
+        try:
+            await finish_in_thread(try_reserve, journal, targets, owner)
             return
-        if time.monotonic() >= deadline:
-            names = [t.loc.display for t in targets if t.reservation_key in set(held)]
-            raise reservation_conflict(names)
-        await asyncio.sleep(0.05)
+        except Held as exc:
+            held = exc.keys
+        except asyncio.CancelledError:
+            await finish_in_thread(journal.release, owner)
+            raise
 
 
 async def finish_in_thread(
@@ -143,9 +169,11 @@ class Batch:
         approval.ran(self.session, {"written": sorted(t.loc.display for t in self.written)})
 
     def on_disk(self, turn_id: str | None, approval: Approval, owner: str) -> bool:
-        """On a worker thread, for a batch with no open buffer: :meth:`begin`, every commit and
-        :meth:`end` in one go (each hop between the loop and a thread costs about 0.1 ms).
-        Returns False after a commit that was not durable, or when cancelled."""
+        """On a worker thread, for a batch with no open buffer: the reservation (raising
+        :class:`Held`), :meth:`begin`, every commit and :meth:`end` in one go (each hop between
+        the loop and a thread costs about 0.1 ms). Returns False after a commit that was not
+        durable, or when cancelled."""
+        try_reserve(self.journal, self.targets, owner)
         try:
             self.begin(turn_id)
             return self.commit_disk_run(list(range(len(self.targets))))
@@ -193,16 +221,25 @@ def _not_durable(batch: Batch) -> SCodeError:
 
 
 async def _write(batch: Batch, turn_id: str | None, approval: Approval, owner: str) -> None:
-    """The write phase, with the bookkeeping after it whatever happens. Another batch may have
+    """Reserve, write, and do the bookkeeping after it whatever happens. Another batch may have
     written while this one waited for its reservation: every target is checked again before
     the first commit, so a stale batch writes nothing at all."""
     if all(t.via == "disk" for t in batch.targets):
-        durable = await finish_in_thread(
-            batch.on_disk, turn_id, approval, owner, on_cancel=batch.stop.set
-        )
+        while True:
+            try:
+                durable = await finish_in_thread(
+                    batch.on_disk, turn_id, approval, owner, on_cancel=batch.stop.set
+                )
+                break
+            except Held as exc:  # wait for the other batch; then this one's attempt succeeds
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():  # cancelled meanwhile: that wins
+                    raise asyncio.CancelledError from None
+                await reserve(batch.journal, batch.targets, owner, held=exc.keys)
         if not durable:  # (a cancellation was raised above)
             raise _not_durable(batch)
         return
+    await reserve(batch.journal, batch.targets, owner)
     try:
         await finish_in_thread(batch.begin, turn_id)
         await _commit_all(batch)
@@ -241,7 +278,6 @@ async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
     targets = await asyncio.to_thread(prepare, session, plans)
     approval = await approve(session, targets, legacy="path" in args.model_fields_set)
     owner = uuid.uuid4().hex
-    await reserve(journal, targets, owner)
     batch = Batch(session, journal, targets)
     try:
         await _write(batch, args.turn_id, approval, owner)

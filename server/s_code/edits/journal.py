@@ -178,6 +178,12 @@ class Journal:
         held: list[str] = self.store.transaction(work)
         return held
 
+    def release(self, owner: str) -> None:
+        """Drop every reservation of ``owner`` (a batch that stopped before writing)."""
+        self.store.execute(
+            "DELETE FROM reservations WHERE workspace_id = ? AND owner = ?", (self.ws.id, owner)
+        )
+
 
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
