@@ -73,11 +73,11 @@ def test_g16_pager_under_a_pty(tmp_path: Path, key: str) -> None:
     script = (
         "import asyncio, sys\n"
         "from tests.security.test_git_support import call, session\n"
-        "from s_code.git.runner import spawn\n"
+        "from s_code.git.runner import Handle, spawn_sync\n"
         f"r = call(session(__import__('pathlib').Path({str(repo)!r})), 'git_log')\n"
         "print('KIND', getattr(r, 'kind', None), r.data.get('key'))\n"
         f"gd, wt = {str(repo / '.git')!r}, {str(repo)!r}\n"
-        "out = asyncio.run(spawn(gd, wt, ['log', '-1'], roots=()))\n"
+        "out = spawn_sync(gd, wt, ['log', '-1'], roots=(), handle=Handle())\n"
         "print('RC', out.returncode, len(out.stdout))\n"
     )
     printed = _under_pty([sys.executable, "-c", script], Path.cwd(), _server_env())

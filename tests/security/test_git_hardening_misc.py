@@ -24,7 +24,7 @@ from tests.security.test_git_support import (
 )
 
 from s_code.git.operations import DIFF_SAFETY
-from s_code.git.runner import spawn
+from s_code.git.runner import Handle, spawn_sync
 from s_code.protocol.errors import ErrorKind, SCodeError
 
 
@@ -305,7 +305,7 @@ def test_g30_config_rewritten_between_preflight_and_spawn(tmp_path: Path, marker
 
 
 def _raw(repo: Path, tail: list[str]) -> Any:
-    return asyncio.run(spawn(str(repo / ".git"), str(repo), tail, roots=()))
+    return spawn_sync(str(repo / ".git"), str(repo), tail, roots=(), handle=Handle())
 
 
 def test_overrides_alone_stop_fsmonitor_hooks_external_diff_textconv(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from s_code.git.keys import dangerous
 from s_code.git.layout import Repository
-from s_code.git.runner import spawn
+from s_code.git.runner import Handle, spawn_sync
 from s_code.protocol.errors import ErrorKind, SCodeError
 
 CONFIG_LIST = ["config", "--list", "--show-origin", "--show-scope", "--includes", "-z"]
@@ -96,8 +96,10 @@ def _raise(found: list[Rejection], where: str) -> None:
     )
 
 
-async def _list(git_dir: str, work_tree: str, roots: tuple[str, ...]) -> list[ConfigEntry]:
-    out = await spawn(git_dir, work_tree, CONFIG_LIST, roots=roots, overrides=False)
+def _list(
+    git_dir: str, work_tree: str, roots: tuple[str, ...], handle: Handle
+) -> list[ConfigEntry]:
+    out = spawn_sync(git_dir, work_tree, CONFIG_LIST, roots=roots, handle=handle, overrides=False)
     if out.returncode != 0 or out.truncated:
         raise SCodeError(
             ErrorKind.GIT_CONFIG_REJECTED,
@@ -147,7 +149,7 @@ def _gitdir_of(dot_git: str) -> str | None:
     return os.path.realpath(os.path.join(os.path.dirname(dot_git), text[len("gitdir:") :].strip()))
 
 
-async def _declared_gitdirs(repo: Repository, roots: tuple[str, ...]) -> list[str]:
+def _declared_gitdirs(repo: Repository, roots: tuple[str, ...], handle: Handle) -> list[str]:
     """Gitdirs of the submodule paths ``.gitmodules`` names that have their own ``.git``."""
     gitmodules = os.path.join(repo.work_tree, ".gitmodules")
     try:
@@ -156,7 +158,9 @@ async def _declared_gitdirs(repo: Repository, roots: tuple[str, ...]) -> list[st
     except OSError:
         return []
     tail = ["config", "--file", gitmodules, "--list", "-z"]
-    out = await spawn(repo.git_dir, repo.work_tree, tail, roots=roots, overrides=False)
+    out = spawn_sync(
+        repo.git_dir, repo.work_tree, tail, roots=roots, handle=handle, overrides=False
+    )
     dirs: list[str] = []
     for key, value in parse_plain_list(out.stdout):
         low = key.lower()
@@ -204,12 +208,12 @@ def _watched(repo: Repository, entries: Iterable[ConfigEntry]) -> list[str]:
     return paths
 
 
-async def preflight(repo: Repository, roots: Iterable[str]) -> Vetted:
-    """Refuse the repository if its configuration could make git run anything."""
-    roots = tuple(roots)
+def preflight(repo: Repository, roots: tuple[str, ...], handle: Handle) -> Vetted:
+    """Refuse the repository if its configuration could make git run anything (in a worker
+    thread, like every git spawn)."""
     for _ in range(MAX_ATTEMPTS):
         before = _stamp(repo.config_files())
-        entries = await _vet(repo, roots)
+        entries = _vet(repo, roots, handle)
         stamps = _stamp(_watched(repo, entries))
         if tuple(s for s in stamps if s[0] in dict(before)) == before:
             return Vetted(stamps)
@@ -223,13 +227,13 @@ async def preflight(repo: Repository, roots: Iterable[str]) -> Vetted:
     )
 
 
-async def _vet(repo: Repository, roots: tuple[str, ...]) -> list[ConfigEntry]:
-    entries = await _list(repo.git_dir, repo.work_tree, roots)
+def _vet(repo: Repository, roots: tuple[str, ...], handle: Handle) -> list[ConfigEntry]:
+    entries = _list(repo.git_dir, repo.work_tree, roots, handle)
     found = rejections(entries, repo)
     if found:
         _raise(found, repo.work_tree)
     gitdirs = _submodule_gitdirs(repo)
-    gitdirs += [d for d in await _declared_gitdirs(repo, roots) if d not in gitdirs]
+    gitdirs += [d for d in _declared_gitdirs(repo, roots, handle) if d not in gitdirs]
     if len(gitdirs) > MAX_SUBMODULES:
         raise SCodeError(
             ErrorKind.GIT_CONFIG_REJECTED,
@@ -239,14 +243,14 @@ async def _vet(repo: Repository, roots: tuple[str, ...]) -> list[ConfigEntry]:
             origin=os.path.join(repo.common_dir, "modules"),
         )
     for gitdir in gitdirs:
-        sub = await _list(gitdir, repo.work_tree, roots)
+        sub = _list(gitdir, repo.work_tree, roots, handle)
         found = rejections(sub, None, scope_as="submodule")
         if found:
             _raise(found, f"the submodule at {gitdir}")
     return entries
 
 
-async def postflight(repo: Repository, vetted: Vetted, roots: Iterable[str]) -> None:
+def postflight(repo: Repository, vetted: Vetted, roots: tuple[str, ...], handle: Handle) -> None:
     """After the operation: if the config changed meanwhile, vet it again before answering."""
     if _stamp(p for p, _ in vetted.stamps) != vetted.stamps:
-        await preflight(repo, roots)
+        preflight(repo, roots, handle)

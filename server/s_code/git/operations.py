@@ -7,6 +7,7 @@ workspace paths; results use folder-relative paths (the repository may start abo
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ from s_code.git.guard import postflight, preflight
 from s_code.git.layout import Repository
 from s_code.git.patches import FileDiff, split_patch
 from s_code.git.porcelain import Status, StatusEntry, parse_status
-from s_code.git.runner import GitOutput, spawn
+from s_code.git.runner import GitOutput, Handle, spawn_sync
 from s_code.protocol.errors import ErrorKind, SCodeError
 
 DIFF_SAFETY = ["--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=all"]
@@ -50,13 +51,27 @@ def _failure(out: GitOutput) -> SCodeError:
 async def run(
     repo: Repository, tail: list[str], roots: Iterable[str], *, max_bytes: int
 ) -> GitOutput:
-    """Guard, then git, then check that the config did not change while git ran."""
-    roots = tuple(roots)
-    vetted = await preflight(repo, roots)
-    out = await spawn(repo.git_dir, repo.work_tree, tail, roots=roots, max_bytes=max_bytes)
-    await postflight(repo, vetted, roots)
+    """Guard, then git, then check that the config did not change while git ran: one worker
+    thread call; a cancel stops whichever git is running and every spawn after it."""
+    handle = Handle()
+    try:
+        out = await asyncio.to_thread(_guarded, repo, tail, tuple(roots), max_bytes, handle)
+    except asyncio.CancelledError:
+        handle.stop()
+        raise
     if out.returncode != 0 and not out.truncated:
         raise _failure(out)
+    return out
+
+
+def _guarded(
+    repo: Repository, tail: list[str], roots: tuple[str, ...], max_bytes: int, handle: Handle
+) -> GitOutput:
+    vetted = preflight(repo, roots, handle)
+    out = spawn_sync(
+        repo.git_dir, repo.work_tree, tail, roots=roots, handle=handle, max_bytes=max_bytes
+    )
+    postflight(repo, vetted, roots, handle)
     return out
 
 

@@ -4,19 +4,19 @@ Every git child gets ``--no-pager --literal-pathspecs --no-optional-locks --git-
 --work-tree=W`` and the overrides below (command-line config beats the repository's), stdin
 ``/dev/null``, no controlling terminal (a new session), the environment of :mod:`s_code.git.env`,
 a byte bound on stdout (the rest is cut and marked) and a timeout (the process group is killed).
-``subprocess.Popen`` runs in a worker thread: asyncio's child watcher lost exit codes here.
+``subprocess.Popen`` runs in a worker thread (asyncio's child watcher lost exit codes here); one
+``poll`` waits on stdout, stderr and the child's pidfd, against one deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import select
 import signal
 import subprocess
-import tempfile
 import threading
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from s_code.git.binary import CHOICE
@@ -125,52 +125,29 @@ def _spawn_sync(
     handle: Handle,
 ) -> GitOutput:
     started = time.monotonic()
-    with tempfile.TemporaryFile() as err:
-        with handle.lock:
-            if handle.stopped:
-                raise asyncio.CancelledError
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                start_new_session=True,
-                close_fds=True,
-            )
-            handle.proc = proc
-
-        def expire() -> None:
-            handle.timed_out = True
-            handle.stop()
-
-        timer = threading.Timer(timeout, expire)
-        timer.daemon = True
-        timer.start()
-        chunks: list[bytes] = []
-        total = 0
-        truncated = False
-        assert proc.stdout is not None
-        try:
-            while True:
-                chunk = os.read(proc.stdout.fileno(), 1 << 16)
-                if not chunk:
-                    break
-                if total + len(chunk) > max_bytes:
-                    chunks.append(chunk[: max_bytes - total])
-                    truncated = True
-                    break
-                chunks.append(chunk)
-                total += len(chunk)
-        finally:
-            timer.cancel()
-            if proc.poll() is None and (truncated or handle.stopped):
-                _kill_group(proc)
-            proc.stdout.close()
-            code = proc.wait()
-        err.seek(0)
-        stderr = err.read(MAX_STDERR).decode("utf-8", "replace")
+    with handle.lock:
+        if handle.stopped:
+            raise asyncio.CancelledError
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+        )
+        handle.proc = proc
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        out, err, truncated = _collect(proc, max_bytes, started + timeout, handle)
+    finally:
+        if proc.poll() is None:
+            _kill_group(proc)
+        proc.stdout.close()
+        proc.stderr.close()
+        code = proc.wait()
     if handle.timed_out:
         raise SCodeError(
             ErrorKind.TIMEOUT,
@@ -181,12 +158,53 @@ def _spawn_sync(
         raise asyncio.CancelledError
     return GitOutput(
         tuple(argv),
-        b"".join(chunks),
-        stderr,
+        out,
+        err.decode("utf-8", "replace"),
         code,
         truncated,
         int((time.monotonic() - started) * 1000),
     )
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], max_bytes: int, deadline: float, handle: Handle
+) -> tuple[bytes, bytes, bool]:
+    """Read stdout (up to ``max_bytes``) and stderr (up to MAX_STDERR, the rest discarded) until
+    both are closed and the process has exited, stdout overflows, the deadline passes or the
+    handle is stopped. One ``poll`` waits for all three (the exit through a pidfd), so neither a
+    process that escaped the group holding a pipe open nor one that closed its pipes and lingers
+    can hold us past the deadline."""
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = proc.stdout.fileno(), proc.stderr.fileno()
+    chunks: dict[int, list[bytes]] = {out: [], err: []}
+    room = {out: max_bytes, err: MAX_STDERR}
+    poller = select.poll()
+    poller.register(out, select.POLLIN)
+    poller.register(err, select.POLLIN)
+    exited = os.pidfd_open(proc.pid)
+    poller.register(exited, select.POLLIN)
+    waiting = {out, err, exited}
+    try:
+        while waiting:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                handle.timed_out = True
+                handle.stop()
+                break
+            for fd, _ in poller.poll(remaining * 1000 + 1):
+                chunk = b"" if fd == exited else os.read(fd, 1 << 16)
+                if not chunk:
+                    poller.unregister(fd)
+                    waiting.discard(fd)
+                    continue
+                kept = chunk[: room[fd]]
+                chunks[fd].append(kept)
+                room[fd] -= len(kept)
+                if fd == out and len(kept) < len(chunk):
+                    return b"".join(chunks[out]), b"".join(chunks[err]), True
+    finally:
+        os.close(exited)
+    return b"".join(chunks[out]), b"".join(chunks[err]), False
 
 
 def _subcommand(argv: list[str]) -> str:
@@ -203,26 +221,20 @@ def _subcommand(argv: list[str]) -> str:
     return "?"
 
 
-async def spawn(
+def spawn_sync(
     git_dir: str,
     work_tree: str,
     tail: list[str],
     *,
-    roots: Iterable[str],
+    roots: tuple[str, ...],
+    handle: Handle,
     overrides: bool = True,
     max_bytes: int = DEFAULT_MAX_BYTES,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> GitOutput:
-    """Run ``git <global options> <tail>`` with the top of the work tree as cwd."""
-    roots = tuple(roots)
+    """Run ``git <global options> <tail>`` with the top of the work tree as cwd (in a worker
+    thread; ``handle`` lets the event loop stop it, and every later spawn through it)."""
     binary = CHOICE.get(roots)  # re-stat'ed here, immediately before the spawn
     argv = [*global_argv(binary.path, git_dir, work_tree, overrides=overrides), *tail]
     env = build_env(binary.directory, roots)
-    handle = Handle()
-    try:
-        return await asyncio.to_thread(
-            _spawn_sync, argv, env, work_tree, max_bytes, timeout, handle
-        )
-    except asyncio.CancelledError:
-        handle.stop()
-        raise
+    return _spawn_sync(argv, env, work_tree, max_bytes, timeout, handle)
