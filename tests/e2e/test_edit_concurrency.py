@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import sqlite3
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ import pytest
 from s_code.client import RpcError, StdioClient
 from s_code.edits import engine
 from s_code.edits.engine import apply_patch
+from s_code.edits.journal import Journal
 from s_code.edits.request import ApplyPatchArgs
 from s_code.protocol.errors import SCodeError
 from s_code.protocol.models import parse_params
@@ -317,28 +319,44 @@ async def test_a_batch_waiting_for_a_reservation_gives_up_in_time_or_on_cancel(
     assert _reservations(session) == []
 
 
+def _held_by_other(ws: Path, session: Session) -> tuple[Journal, str, bytes, dict[str, Any]]:
+    """name(0) reserved by another owner: the journal, its key, its bytes, a batch rewriting it."""
+    journal = engine.journal_of(session)
+    key = os.path.realpath(ws) + "\x00" + name(0)
+    assert journal.reserve([key], "other") == []
+    before = (ws / name(0)).read_bytes()
+    raw = {"files": [{"path": name(0), "expected_revision": rev(before), "content": "new\n"}]}
+    return journal, key, before, raw
+
+
+def _before_each_attempt(monkeypatch: pytest.MonkeyPatch, hook: Callable[[int], None]) -> list[int]:
+    """``hook(n)`` runs before the n-th reservation attempt (from 1); returns the attempts."""
+    original = engine.try_reserve
+    calls: list[int] = []
+
+    def attempt(*args: Any) -> None:
+        calls.append(1)
+        hook(len(calls))
+        original(*args)
+
+    monkeypatch.setattr(engine, "try_reserve", attempt)
+    return calls
+
+
 async def test_a_cancel_during_the_first_reservation_attempt_wins(
     sessions: tuple[Path, Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first attempt runs on the write thread; a cancel that arrives while it finds the
     target held ends the batch, instead of starting to wait."""
     ws, session = sessions
-    journal = engine.journal_of(session)
-    key = os.path.realpath(ws) + "\x00" + name(0)
-    assert journal.reserve([key], "other") == []
-    original = engine.try_reserve
-    calls: list[int] = []
+    _, key, before, raw = _held_by_other(ws, session)
 
-    def slow_first_attempt(*args: Any) -> None:
-        calls.append(1)
-        if len(calls) == 1:
+    def slow_first(n: int) -> None:
+        if n == 1:
             threading.Event().wait(0.3)  # the cancel arrives meanwhile
-        original(*args)
 
-    monkeypatch.setattr(engine, "try_reserve", slow_first_attempt)
+    calls = _before_each_attempt(monkeypatch, slow_first)
     monkeypatch.setattr(engine, "RESERVATION_WAIT", 2.0)
-    before = (ws / name(0)).read_bytes()
-    raw = {"files": [{"path": name(0), "expected_revision": rev(before), "content": "new\n"}]}
     task = asyncio.ensure_future(apply_patch(session, parse_params(ApplyPatchArgs, raw)))
     await asyncio.sleep(0.1)
     task.cancel()
@@ -347,3 +365,56 @@ async def test_a_cancel_during_the_first_reservation_attempt_wins(
     assert calls == [1], "no second attempt after the cancel"
     assert (ws / name(0)).read_bytes() == before
     assert _reservations(session) == [("other", key)]
+
+
+async def test_a_cancel_during_a_later_reservation_attempt_wins(
+    sessions: tuple[Path, Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cancel that arrives while an attempt inside the wait finds the target still held ends
+    the batch: when the other batch then finishes, this one does not go on and write."""
+    ws, session = sessions
+    journal, _, before, raw = _held_by_other(ws, session)
+    in_second = threading.Event()
+
+    def slow_second(n: int) -> None:
+        if n == 2:  # the first attempt of the wait loop
+            in_second.set()
+            threading.Event().wait(0.3)  # the cancel arrives meanwhile; the target is held
+
+    calls = _before_each_attempt(monkeypatch, slow_second)
+    monkeypatch.setattr(engine, "RESERVATION_WAIT", 5.0)
+    task = asyncio.ensure_future(apply_patch(session, parse_params(ApplyPatchArgs, raw)))
+    while not in_second.is_set():
+        await asyncio.sleep(0.01)
+    task.cancel()
+    await asyncio.sleep(0.5)
+    journal.release("other")  # the other batch finishes
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 5)
+    assert len(calls) == 2, "no attempt after the cancel"
+    assert (ws / name(0)).read_bytes() == before, "a cancelled batch wrote the file"
+    assert _reservations(session) == []
+
+
+async def test_a_store_failure_after_a_wait_leaves_no_reservation(
+    sessions: tuple[Path, Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait reserved the targets; the write thread's own attempt then fails in the store:
+    the batch fails without holding its targets (a later batch is not refused for 60 s)."""
+    ws, session = sessions
+    journal, _, _, raw = _held_by_other(ws, session)
+
+    def fail_third(n: int) -> None:
+        if n == 2:  # the wait's attempt: the other batch has finished meanwhile
+            journal.release("other")
+        if n == 3:  # on the write thread, after the wait reserved everything
+            raise sqlite3.OperationalError("database is locked")
+
+    calls = _before_each_attempt(monkeypatch, fail_third)
+    with pytest.raises(sqlite3.OperationalError):
+        await apply_patch(session, parse_params(ApplyPatchArgs, raw))
+    assert len(calls) == 3
+    assert _reservations(session) == []
+    monkeypatch.undo()
+    await apply_patch(session, parse_params(ApplyPatchArgs, raw))  # not reservation_conflict
+    assert (ws / name(0)).read_text() == "new\n"

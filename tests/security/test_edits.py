@@ -1250,7 +1250,8 @@ async def test_cancellation_stops_between_commits_and_keeps_the_journal_true(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A cancel while b.txt is being committed lets b.txt finish, stops before c.txt, and
-    leaves undo records for exactly the written files and no temp file."""
+    leaves undo records for exactly the written files and no temp file; the reply is
+    ``cancelled`` and still names what was written."""
     loop = asyncio.get_running_loop()
     task: asyncio.Task[Any] | None = None
 
@@ -1262,8 +1263,11 @@ async def test_cancellation_stops_between_commits_and_keeps_the_journal_true(
     calls = _change_before_write(monkeypatch, "b.txt", cancel_now)
     s = env.session()
     task = asyncio.ensure_future(call(s, BATCH_ABC))
-    with pytest.raises(asyncio.CancelledError):
+    with pytest.raises(SCodeError) as cancelled:
         await task
+    assert cancelled.value.kind is ErrorKind.CANCELLED
+    assert cancelled.value.data["appliedPaths"] == ["a.txt", "b.txt"]
+    assert isinstance(cancelled.value.data["turn_id"], str)
     assert calls == ["a.txt", "b.txt"], "c.txt is not attempted after the cancellation"
     assert (env.ws / "a.txt").read_text() == NEW_A
     assert (env.ws / "b.txt").read_text() == NEW_B

@@ -98,7 +98,9 @@ async def finish_in_thread(
 ) -> T:
     """Run ``fn`` on a worker thread; a cancellation calls ``on_cancel`` (to ask ``fn`` to stop
     early) and waits for ``fn`` to end (the write phase must never run on behind the bookkeeping
-    that follows it), then propagates."""
+    that follows it), then propagates: after a cancel, CancelledError is raised whatever ``fn``
+    returned or raised (its exception is the cause), so a caller never mistakes a late answer
+    (``Held``, say) for a reason to go on."""
     # run_in_executor's future directly (asyncio.to_thread would add a task around it, and
     # each layer costs the loop an iteration when the thread ends)
     context = contextvars.copy_context()
@@ -114,6 +116,10 @@ async def finish_in_thread(
                 on_cancel()
             cancelled = True
             continue
+        except Exception as exc:
+            if cancelled:
+                raise asyncio.CancelledError from exc
+            raise
         if cancelled:
             raise asyncio.CancelledError
         return result
@@ -173,7 +179,13 @@ class Batch:
         :class:`Held`), :meth:`begin`, every commit and :meth:`end` in one go (each hop between
         the loop and a thread costs about 0.1 ms). Returns False after a commit that was not
         durable, or when cancelled."""
-        try_reserve(self.journal, self.targets, owner)
+        try:
+            try_reserve(self.journal, self.targets, owner)
+        except Held:
+            raise
+        except BaseException:  # the store failed: drop what an earlier wait reserved
+            self.journal.release(owner)
+            raise
         try:
             self.begin(turn_id)
             return self.commit_disk_run(list(range(len(self.targets))))
@@ -232,9 +244,6 @@ async def _write(batch: Batch, turn_id: str | None, approval: Approval, owner: s
                 )
                 break
             except Held as exc:  # wait for the other batch; then this one's attempt succeeds
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():  # cancelled meanwhile: that wins
-                    raise asyncio.CancelledError from None
                 await reserve(batch.journal, batch.targets, owner, held=exc.keys)
         if not durable:  # (a cancellation was raised above)
             raise _not_durable(batch)
@@ -261,6 +270,18 @@ def _partially_applied(batch: Batch, failed: WriteFailed) -> SCodeError:
     )
 
 
+def _cancelled_after_writing(batch: Batch) -> SCodeError:
+    """A cancel that landed between two commits: the reply still says what was written (undo
+    records exist for exactly those files)."""
+    done = [t.loc.display for t in batch.written]
+    return SCodeError(
+        ErrorKind.CANCELLED,
+        f"apply_patch was cancelled after writing {', '.join(done)}; the rest was not written",
+        appliedPaths=done,
+        turn_id=batch.turn,
+    )
+
+
 def _turn_for(session: Session, journal: Journal, turn_id: str | None) -> tuple[str, bool]:
     if turn_id is not None:
         if not journal.turn_exists(turn_id):
@@ -283,4 +304,8 @@ async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
         await _write(batch, args.turn_id, approval, owner)
     except WriteFailed as failed:
         raise _partially_applied(batch, failed) from None
+    except asyncio.CancelledError:
+        if not batch.written:
+            raise
+        raise _cancelled_after_writing(batch) from None
     return {"applied": [_entry(t) for t in targets], "turn_id": batch.turn}

@@ -26,6 +26,7 @@ from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.tools.session import Session
 from s_code.workspace.documents import revision_of, sha256_hex
 from s_code.workspace.writes import (
+    COMPARE_LIMIT,
     Staged,
     commit,
     discard,
@@ -92,7 +93,8 @@ def recheck(session: Session, targets: list[Target]) -> None:
                 raise
             shown, disk = None, None  # the parent directory does not exist (yet)
         if shown != t.before or disk != t.disk_before:
-            actual = None if shown is None else revision_of(sha256_hex(shown))
+            cut = shown is None or len(shown) > COMPARE_LIMIT  # absent, or too large to tell
+            actual = None if shown is None or cut else revision_of(sha256_hex(shown))
             raise SCodeError(
                 ErrorKind.STALE_REVISION,
                 f"{t.loc.display!r} changed while this batch waited for another one; read it again",

@@ -85,9 +85,15 @@ def read_current(dir_fd: int, name: str) -> bytes | None:
     return None if found is None else found[0]
 
 
-def read_regular(dir_fd: int, name: str) -> tuple[bytes, int] | None:
+COMPARE_LIMIT = 64 << 20
+"""What :func:`read_regular` reads at most (plus one byte): more than any content the engine
+writes or expects (16 MiB), so a cut read can never compare equal to what was expected."""
+
+
+def read_regular(dir_fd: int, name: str, limit: int = COMPARE_LIMIT) -> tuple[bytes, int] | None:
     """(bytes, st_mode) of the regular file ``name`` in ``dir_fd`` now, None when absent; a
-    symlink or non-file refuses."""
+    symlink or non-file refuses. A file larger than ``limit`` comes back cut at ``limit + 1``
+    bytes (it is being compared, never written back)."""
     try:
         fd = os.open(
             name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
@@ -106,11 +112,12 @@ def read_regular(dir_fd: int, name: str) -> tuple[bytes, int] | None:
             raise SCodeError(
                 ErrorKind.STALE_REVISION, f"{name!r} is no longer a regular file", path=name
             )
-        data = os.read(fd, st.st_size + 1)  # one read when the size held
-        if len(data) > st.st_size:
-            chunks = [data]
-            while chunk := os.read(fd, 1 << 20):
+        data = os.read(fd, min(st.st_size, limit) + 1)  # one read when the size held
+        if len(data) != st.st_size:  # it grew or shrank, or the read was short: read to the end
+            chunks, total = [data], len(data)
+            while total <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - total))):
                 chunks.append(chunk)
+                total += len(chunk)
             data = b"".join(chunks)
         return data, st.st_mode
     finally:
