@@ -36,6 +36,8 @@ class Editor:
         self.accept_edits = True
         self.buffers: dict[str, tuple[int, str]] = {}
         self.edits: list[types.ApplyWorkspaceEditParams] = []
+        self.hold: asyncio.Event | None = None  # set: the editor answers applyEdit when it is set
+        self.holding = asyncio.Event()
 
     def open(self, path: Path, text: str) -> None:
         uri = path.as_uri()
@@ -95,7 +97,10 @@ def make_client() -> LanguageClient:
     def prompt(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         return editor.prompt(params)
 
-    def apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    async def apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        if editor.hold is not None:
+            editor.holding.set()
+            await editor.hold.wait()
         return editor.apply(params)
 
     client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(prompt)
@@ -227,6 +232,35 @@ async def test_editor_refusing_the_edit_writes_nothing(accepting: LanguageClient
     assert err.data["appliedPaths"] == [] and err.data["cause"]["kind"] == "stale_revision"
     assert editor.buffers[(root / "a.txt").as_uri()][1] == "one\ntwo\nthree\n"
     assert (root / "a.txt").read_text() == "one\ntwo\nthree\n"
+
+
+async def test_a_cancel_while_the_editor_applies_keeps_the_undo_record(
+    accepting: LanguageClient,
+) -> None:
+    """The cancel arrives while the editor holds the applyEdit request, which it then applies:
+    the reply is ``cancelled`` but names a.txt as written, and the turn's undo restores it."""
+    from pygls.exceptions import JsonRpcException
+
+    editor: Editor = accepting.editor  # type: ignore[attr-defined]
+    root: Path = accepting.root  # type: ignore[attr-defined]
+    uri = (root / "a.txt").as_uri()
+    editor.open(root / "a.txt", "one\ntwo\nthree\n")
+    editor.hold = asyncio.Event()
+    sent = accepting.protocol.send_request(methods.APPLY_PATCH, edit_a(A), msg_id="cancel-me")
+    reply = asyncio.wrap_future(sent)
+    await asyncio.wait_for(editor.holding.wait(), TIMEOUT)
+    accepting.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
+    await asyncio.sleep(0.3)  # the cancel has reached the server
+    editor.hold.set()  # the editor applies the edit after all
+    with pytest.raises(JsonRpcException) as err:
+        await asyncio.wait_for(reply, TIMEOUT)
+    data = err.value.data
+    assert data["kind"] == "cancelled", data
+    assert data["appliedPaths"] == ["a.txt"]
+    assert editor.buffers[uri][1] == "one\nTWO\nthree\n"
+    undone = await call(accepting, methods.TURN_UNDO, {"turnId": data["turn_id"]})
+    assert undone == {"restored": ["a.txt"], "refused": []}
+    assert editor.buffers[uri][1] == "one\ntwo\nthree\n"
 
 
 ERRORS = [

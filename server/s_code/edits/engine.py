@@ -93,6 +93,25 @@ async def reserve(
             raise
 
 
+async def wait_out(fut: asyncio.Future[Any], on_cancel: Callable[[], None] | None = None) -> bool:
+    """Await ``fut`` to its end even when the caller is cancelled meanwhile (``on_cancel`` is
+    called once, to ask it to stop early); True when that happened. ``fut``'s own result or
+    exception is left for the caller to read."""
+    cancelled = False
+    while not fut.done():
+        try:
+            await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            if fut.cancelled():
+                raise
+            if not cancelled and on_cancel is not None and not fut.done():
+                on_cancel()
+            cancelled = True
+        except Exception:
+            pass  # fut failed: the caller reads it
+    return cancelled
+
+
 async def finish_in_thread(
     fn: Callable[..., T], *args: Any, on_cancel: Callable[[], None] | None = None
 ) -> T:
@@ -105,24 +124,9 @@ async def finish_in_thread(
     # each layer costs the loop an iteration when the thread ends)
     context = contextvars.copy_context()
     task = asyncio.get_running_loop().run_in_executor(None, context.run, fn, *args)
-    cancelled = False
-    while True:
-        try:
-            result = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.done():
-                raise
-            if not cancelled and on_cancel is not None:
-                on_cancel()
-            cancelled = True
-            continue
-        except Exception as exc:
-            if cancelled:
-                raise asyncio.CancelledError from exc
-            raise
-        if cancelled:
-            raise asyncio.CancelledError
-        return result
+    if await wait_out(task, on_cancel):
+        raise asyncio.CancelledError from task.exception()
+    return task.result()
 
 
 @dataclass
@@ -209,8 +213,15 @@ async def _commit_all(batch: Batch) -> None:
     targets, i = batch.targets, 0
     while i < len(targets):
         if targets[i].via == "editor":
-            await writing.commit_editor(batch.session, targets[i])
-            batch.written.append(targets[i])
+            # The request is out once sent: a cancel waits for the editor's answer (bounded by
+            # APPLY_EDIT_TIMEOUT), so a buffer the editor did change keeps its undo record.
+            editing = asyncio.ensure_future(writing.commit_editor(batch.session, targets[i]))
+            cancelled = await wait_out(editing)
+            if editing.exception() is None:
+                batch.written.append(targets[i])
+            if cancelled:
+                raise asyncio.CancelledError from editing.exception()
+            editing.result()
             i += 1
             continue
         run = [i]
