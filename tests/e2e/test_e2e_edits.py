@@ -237,8 +237,9 @@ async def test_editor_refusing_the_edit_writes_nothing(accepting: LanguageClient
 async def test_a_cancel_while_the_editor_applies_keeps_the_undo_record(
     accepting: LanguageClient,
 ) -> None:
-    """The cancel arrives while the editor holds the applyEdit request, which it then applies:
-    the reply is ``cancelled`` but names a.txt as written, and the turn's undo restores it."""
+    """The cancel arrives while the editor holds the applyEdit request for a.txt, which it then
+    applies: the batch stops before b.txt, the reply is ``cancelled`` but names a.txt as
+    written, and the turn's undo restores the buffer."""
     from pygls.exceptions import JsonRpcException
 
     editor: Editor = accepting.editor  # type: ignore[attr-defined]
@@ -246,7 +247,10 @@ async def test_a_cancel_while_the_editor_applies_keeps_the_undo_record(
     uri = (root / "a.txt").as_uri()
     editor.open(root / "a.txt", "one\ntwo\nthree\n")
     editor.hold = asyncio.Event()
-    sent = accepting.protocol.send_request(methods.APPLY_PATCH, edit_a(A), msg_id="cancel-me")
+    batch = edit_a(A)
+    b_before = (root / "b.txt").read_bytes()
+    batch["files"].append({"path": "b.txt", "expected_revision": rev(b_before), "content": "B\n"})
+    sent = accepting.protocol.send_request(methods.APPLY_PATCH, batch, msg_id="cancel-me")
     reply = asyncio.wrap_future(sent)
     await asyncio.wait_for(editor.holding.wait(), TIMEOUT)
     accepting.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
@@ -258,6 +262,7 @@ async def test_a_cancel_while_the_editor_applies_keeps_the_undo_record(
     assert data["kind"] == "cancelled", data
     assert data["appliedPaths"] == ["a.txt"]
     assert editor.buffers[uri][1] == "one\nTWO\nthree\n"
+    assert (root / "b.txt").read_bytes() == b_before, "b.txt is not attempted after the cancel"
     undone = await call(accepting, methods.TURN_UNDO, {"turnId": data["turn_id"]})
     assert undone == {"restored": ["a.txt"], "refused": []}
     assert editor.buffers[uri][1] == "one\ntwo\nthree\n"

@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 
 from s_code.client import RpcError, StdioClient
-from s_code.edits import engine
+from s_code.edits import engine, writing
 from s_code.edits.engine import apply_patch
 from s_code.edits.journal import Journal
 from s_code.edits.request import ApplyPatchArgs
-from s_code.protocol.errors import SCodeError
+from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.protocol.models import parse_params
 from s_code.state.store import Store
 from s_code.tools.builtin import default_registry
@@ -418,3 +418,79 @@ async def test_a_store_failure_after_a_wait_leaves_no_reservation(
     monkeypatch.undo()
     await apply_patch(session, parse_params(ApplyPatchArgs, raw))  # not reservation_conflict
     assert (ws / name(0)).read_text() == "new\n"
+
+
+def _files(ws: Path, indexes: list[int]) -> dict[str, Any]:
+    return {
+        "files": [
+            {
+                "path": name(i),
+                "expected_revision": rev((ws / name(i)).read_bytes()),
+                "content": f"new {i}\n",
+            }
+            for i in indexes
+        ]
+    }
+
+
+def _stale(t: Any, staged: Any, commit: Any) -> bool:
+    writing.discard(staged)
+    raise writing.WriteFailed(
+        t, SCodeError(ErrorKind.STALE_REVISION, "changed", path=t.loc.display)
+    )
+
+
+LATE_CANCELS = {
+    # the second (last) commit is in hand when the cancel arrives, and completes
+    "all written": (2, lambda t, staged, commit: commit(t, staged), ("ok", [0, 1])),
+    # the first commit's directory fsync fails while the cancel arrives
+    "not durable": (
+        1,
+        lambda t, staged, commit: commit(t, staged) and False,
+        ("durability_unconfirmed", [0]),
+    ),
+    # the second commit's final check fails while the cancel arrives
+    "commit failed": (2, _stale, ("partially_applied", [0])),
+}
+
+
+@pytest.mark.parametrize("case", LATE_CANCELS)
+async def test_a_cancel_arriving_too_late_to_stop_the_batch_leaves_it_its_answer(
+    sessions: tuple[Path, Session], monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """A cancel that lands while the worker thread finishes the batch's last step: the reply is
+    what the batch came to (the revisions, durability_unconfirmed, or partially_applied with its
+    cause), not a bare ``cancelled`` that hides it."""
+    at, then, (kind, written) = LATE_CANCELS[case]
+    ws, session = sessions
+    real = writing.commit_disk
+    commits: list[int] = []
+
+    def commit(t: Any, staged: Any) -> bool:
+        commits.append(1)
+        if len(commits) == at:
+            threading.Event().wait(0.3)  # the cancel arrives meanwhile
+            return bool(then(t, staged, real))
+        return bool(real(t, staged))
+
+    monkeypatch.setattr(writing, "commit_disk", commit)
+    task = asyncio.ensure_future(
+        apply_patch(session, parse_params(ApplyPatchArgs, _files(ws, [0, 1])))
+    )
+    await asyncio.sleep(0.1)
+    task.cancel()
+    try:
+        done = await task
+        outcome, data = "ok", done
+    except SCodeError as err:
+        outcome, data = err.kind.value, err.data
+    assert outcome == kind, data
+    if outcome == "ok":
+        assert [a["revision"] for a in data["applied"]] == [
+            rev(f"new {i}\n".encode()) for i in written
+        ]
+    else:
+        assert data["appliedPaths"] == [name(i) for i in written]
+    if outcome == "partially_applied":
+        assert data["failedPath"] == name(1) and data["cause"]["kind"] == "stale_revision"
+    assert [(ws / name(i)).read_text() for i in written] == [f"new {i}\n" for i in written]

@@ -5,6 +5,7 @@ that escaped the group while holding a pipe open."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import threading
 import time
@@ -12,10 +13,23 @@ from pathlib import Path
 
 import pytest
 
+from s_code.git import runner
 from s_code.git.runner import MAX_STDERR, Handle, _spawn_sync
 from s_code.protocol.errors import ErrorKind, SCodeError
 
 ENV = {"PATH": "/usr/bin:/bin"}
+
+
+@pytest.fixture(autouse=True, params=["pidfd", "no-pidfd"])
+def exit_watch(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs twice: with the child's pidfd, and as on a kernel without pidfd_open."""
+    if request.param == "no-pidfd":
+
+        def refused(pid: int) -> int:
+            raise OSError(errno.ENOSYS, "Function not implemented")
+
+        monkeypatch.setattr(runner.os, "pidfd_open", refused)
+    return str(request.param)
 
 
 def run(script: str, cwd: Path, *, max_bytes: int = 1 << 20, timeout: float = 10.0, handle=None):
@@ -92,8 +106,9 @@ def test_a_child_that_left_the_group_holding_stdout_cannot_hold_the_call(tmp_pat
             time.sleep(0.02)
 
 
-def test_a_stop_from_another_thread_kills_the_group_and_cancels(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
+def stopper(pid_file: Path) -> tuple[Handle, threading.Thread]:
+    """A handle, and a thread (the event loop's stand-in) that stops it once ``pid_file`` names
+    the process the script started."""
     handle = Handle()
 
     def stop_when_started() -> None:
@@ -101,12 +116,18 @@ def test_a_stop_from_another_thread_kills_the_group_and_cancels(tmp_path: Path) 
             time.sleep(0.01)
         handle.stop()
 
-    stopper = threading.Thread(target=stop_when_started)
-    stopper.start()
+    thread = threading.Thread(target=stop_when_started)
+    thread.start()
+    return handle, thread
+
+
+def test_a_stop_from_another_thread_kills_the_group_and_cancels(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    handle, thread = stopper(pid_file)
     started = time.monotonic()
     with pytest.raises(asyncio.CancelledError):
         run(f"sleep 60 & echo $! > {pid_file}; wait", tmp_path, handle=handle)
-    stopper.join()
+    thread.join()
     assert time.monotonic() - started < 10
     assert wait_dead(int(pid_file.read_text()))
 
@@ -117,3 +138,39 @@ def test_a_stopped_handle_spawns_nothing_more(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         run(f"touch {tmp_path / 'ran'}", tmp_path, handle=handle)
     assert not (tmp_path / "ran").exists()
+
+
+def test_a_child_that_closed_its_pipes_and_lingers_times_out(tmp_path: Path) -> None:
+    started = time.monotonic()
+    with pytest.raises(SCodeError) as err:
+        run("exec >/dev/null 2>&1; sleep 60", tmp_path, timeout=0.5)
+    assert err.value.kind == ErrorKind.TIMEOUT
+    assert time.monotonic() - started < 10
+
+
+def test_a_group_member_left_behind_by_the_leader_is_killed_at_the_timeout(tmp_path: Path) -> None:
+    """The leader exits at once; a background member of its group keeps stdout open: at the
+    deadline the whole group is killed (the unreaped leader keeps the group id ours)."""
+    pid_file = tmp_path / "pid"
+    with pytest.raises(SCodeError) as err:
+        run(f"sleep 60 & echo $! > {pid_file}; exit 0", tmp_path, timeout=0.5)
+    assert err.value.kind == ErrorKind.TIMEOUT
+    assert wait_dead(int(pid_file.read_text())), "the group member outlived the call"
+
+
+def test_a_stop_ends_the_call_even_while_an_escaped_child_holds_stdout(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    handle, thread = stopper(pid_file)
+    started = time.monotonic()
+    try:
+        with pytest.raises(asyncio.CancelledError):
+            run(
+                f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 60' & sleep 60",
+                tmp_path,
+                timeout=30,
+                handle=handle,
+            )
+        assert time.monotonic() - started < 10, "the stop waited for the escapee's pipe"
+    finally:
+        thread.join()
+        os.kill(int(pid_file.read_text()), 9)

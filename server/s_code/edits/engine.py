@@ -140,6 +140,7 @@ class Batch:
     own_turn: bool = False
     staged: dict[int, Staged] = field(default_factory=dict)
     written: list[Target] = field(default_factory=list)
+    undurable: bool = False  # the last written file's directory fsync failed
     stop: threading.Event = field(default_factory=threading.Event)
 
     def begin(self, turn_id: str | None) -> None:
@@ -160,6 +161,7 @@ class Batch:
             durable = writing.commit_disk(t, self.staged.pop(i))
             self.written.append(t)
             if not durable:
+                self.undurable = True
                 return False
         return True
 
@@ -315,8 +317,14 @@ async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
         await _write(batch, args.turn_id, approval, owner)
     except WriteFailed as failed:
         raise _partially_applied(batch, failed) from None
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as cancel:
+        # What the batch came to, when the cancel arrived too late to stop it, is the answer.
+        if isinstance(cancel.__cause__, WriteFailed):
+            raise _partially_applied(batch, cancel.__cause__) from None
+        if batch.undurable:
+            raise _not_durable(batch) from None
         if not batch.written:
             raise
-        raise _cancelled_after_writing(batch) from None
+        if len(batch.written) < len(targets):
+            raise _cancelled_after_writing(batch) from None
     return {"applied": [_entry(t) for t in targets], "turn_id": batch.turn}

@@ -11,6 +11,7 @@ a byte bound on stdout (the rest is cut and marked) and a timeout (the process g
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import select
 import signal
@@ -91,7 +92,9 @@ class Handle:
     def stop(self) -> None:
         with self.lock:
             self.stopped = True
-            if self.proc is not None and self.proc.poll() is None:
+            # Never reap here (no poll()): only the worker reaps, after its own kill, so the
+            # pid and the group id stay ours until then.
+            if self.proc is not None and self.proc.returncode is None:
                 _kill_group(self.proc)
 
 
@@ -139,12 +142,18 @@ def _spawn_sync(
             close_fds=True,
         )
         handle.proc = proc
-    assert proc.stdout is not None and proc.stderr is not None
+    exited: int | None = None
+    finished = False
     try:
-        out, err, truncated = _collect(proc, max_bytes, started + timeout, handle)
+        exited = _pidfd(proc.pid)  # nothing reaps the child before the worker does
+        out, err, truncated = _collect(proc, exited, max_bytes, started + timeout, handle)
+        finished = not (truncated or handle.stopped or handle.timed_out)
     finally:
-        if proc.poll() is None:
+        if exited is not None:
+            os.close(exited)
+        if not finished:  # the leader is not reaped yet, so the group id is still ours
             _kill_group(proc)
+        assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.close()
         proc.stderr.close()
         code = proc.wait()
@@ -166,44 +175,67 @@ def _spawn_sync(
     )
 
 
+def _pidfd(pid: int) -> int | None:
+    """A pidfd for the child (readable once it exits), or None where the kernel (before 5.3) or
+    a seccomp profile refuses one: then its exit is polled for."""
+    try:
+        return os.pidfd_open(pid)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSYS, errno.EPERM, errno.EACCES):
+            return None
+        raise
+
+
+EXIT_POLL = 0.005
+"""Without a pidfd: how often the exit is checked once both pipes are closed."""
+
+
 def _collect(
-    proc: subprocess.Popen[bytes], max_bytes: int, deadline: float, handle: Handle
+    proc: subprocess.Popen[bytes],
+    exited: int | None,
+    max_bytes: int,
+    deadline: float,
+    handle: Handle,
 ) -> tuple[bytes, bytes, bool]:
     """Read stdout (up to ``max_bytes``) and stderr (up to MAX_STDERR, the rest discarded) until
-    both are closed and the process has exited, stdout overflows, the deadline passes or the
-    handle is stopped. One ``poll`` waits for all three (the exit through a pidfd), so neither a
-    process that escaped the group holding a pipe open nor one that closed its pipes and lingers
-    can hold us past the deadline."""
+    both are closed and the process has exited, stdout overflows, the deadline passes, or the
+    handle is stopped and the process is gone. One ``poll`` waits for the pipes and the exit
+    (``exited``, a pidfd; without one the exit is checked every EXIT_POLL), so neither a child
+    that left the group holding a pipe nor one that closed its pipes and lingers can hold the
+    call past its deadline or past a stop."""
     assert proc.stdout is not None and proc.stderr is not None
     out, err = proc.stdout.fileno(), proc.stderr.fileno()
     chunks: dict[int, list[bytes]] = {out: [], err: []}
     room = {out: max_bytes, err: MAX_STDERR}
+    pipes = {out, err}
     poller = select.poll()
-    poller.register(out, select.POLLIN)
-    poller.register(err, select.POLLIN)
-    exited = os.pidfd_open(proc.pid)
-    poller.register(exited, select.POLLIN)
-    waiting = {out, err, exited}
-    try:
-        while waiting:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                handle.timed_out = True
-                handle.stop()
-                break
-            for fd, _ in poller.poll(remaining * 1000 + 1):
-                chunk = b"" if fd == exited else os.read(fd, 1 << 16)
-                if not chunk:
-                    poller.unregister(fd)
-                    waiting.discard(fd)
-                    continue
-                kept = chunk[: room[fd]]
-                chunks[fd].append(kept)
-                room[fd] -= len(kept)
-                if fd == out and len(kept) < len(chunk):
-                    return b"".join(chunks[out]), b"".join(chunks[err]), True
-    finally:
-        os.close(exited)
+    for fd in (out, err) if exited is None else (out, err, exited):
+        poller.register(fd, select.POLLIN)
+    gone = False
+    while not (gone and (not pipes or handle.stopped)):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            handle.timed_out = True
+            handle.stop()
+            break
+        wait = remaining if exited is not None else min(remaining, EXIT_POLL)
+        for fd, _ in poller.poll(wait * 1000 + 1):
+            if fd == exited:
+                gone = True
+                poller.unregister(fd)
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                poller.unregister(fd)
+                pipes.discard(fd)
+                continue
+            kept = chunk[: room[fd]]
+            chunks[fd].append(kept)
+            room[fd] -= len(kept)
+            if fd == out and len(kept) < len(chunk):
+                return b"".join(chunks[out]), b"".join(chunks[err]), True
+        if exited is None:
+            gone = proc.poll() is not None
     return b"".join(chunks[out]), b"".join(chunks[err]), False
 
 
