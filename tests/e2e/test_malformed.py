@@ -519,3 +519,16 @@ def test_request_over_16_mib_is_refused_by_its_body_size(editing: Conn) -> None:
     assert error["data"]["limit"] == "request_size", reply
     assert error["data"]["actual"] > 16 * 1024 * 1024
     assert not (editing.workspace / "big.txt").exists()
+
+
+def test_a_reply_with_non_ascii_text_is_framed_by_its_utf8_length(editing: Conn) -> None:
+    """Tool replies are serialized by pydantic-core as raw UTF-8 (json.dumps would escape):
+    Content-Length counts bytes, and the text arrives intact."""
+    text = "é€ ß 日本 😀\n" * 50
+    (editing.workspace / "utf8.txt").write_text(text, encoding="utf-8")
+    start = len(editing.client.raw_frames)
+    reply = editing.request(methods.READ_FILE, {"path": "utf8.txt"})
+    assert reply["result"]["line_count"] == 50, reply
+    assert reply["result"]["numbered_content"].split("\n")[0].endswith("é€ ß 日本 😀")
+    raw = next(f for f in editing.client.raw_frames[start:] if b'"numbered_content"' in f)
+    assert "😀".encode() in raw, "the reply carries raw UTF-8"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from s_code.protocol.errors import ErrorKind, SCodeError
+from s_code.workspace import root as root_module
 from s_code.workspace.paths import split_relative
 from s_code.workspace.root import Entry, WorkspaceRoot
 
@@ -313,6 +314,54 @@ def test_read_bytes_zero_limit(root: WorkspaceRoot) -> None:
     err = kind_of(lambda: root.read_bytes("top.txt", 0))
     assert err.kind is ErrorKind.LIMIT_EXCEEDED
     assert err.data["limit"] == "file_size"
+
+
+class _Os:
+    """``os`` as root.py sees it, with reads cut at 1,000 bytes (as FUSE or a network file system
+    may) and, optionally, the file rewritten between the fstat and the first read."""
+
+    def __init__(self, rewrite: Callable[[], None] | None = None) -> None:
+        self.rewrite = rewrite
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    def fstat(self, fd: int) -> os.stat_result:
+        st = os.fstat(fd)
+        if self.rewrite is not None:
+            self.rewrite()
+        return st
+
+    @staticmethod
+    def read(fd: int, n: int) -> bytes:
+        return os.read(fd, min(n, 1000))
+
+
+def test_read_bytes_takes_the_whole_file_over_short_reads(
+    root: WorkspaceRoot, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = bytes(range(256)) * 40
+    (ws / "big.bin").write_bytes(data)
+    monkeypatch.setattr(root_module, "os", _Os())
+    assert root.read_bytes("big.bin", LIMIT) == data
+
+
+@pytest.mark.parametrize("size", [0, 10, 3000])
+def test_read_bytes_sees_a_file_that_changed_size_after_the_stat(
+    root: WorkspaceRoot, ws: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    (ws / "f.txt").write_bytes(b"x" * 100)
+    monkeypatch.setattr(root_module, "os", _Os(lambda: (ws / "f.txt").write_bytes(b"y" * size)))
+    assert root.read_bytes("f.txt", 5000) == b"y" * size
+
+
+def test_read_bytes_refuses_a_file_that_grew_past_the_limit_after_the_stat(
+    root: WorkspaceRoot, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws / "f.txt").write_bytes(b"x" * 100)
+    monkeypatch.setattr(root_module, "os", _Os(lambda: (ws / "f.txt").write_bytes(b"y" * 101)))
+    err = kind_of(lambda: root.read_bytes("f.txt", 100))
+    assert err.kind is ErrorKind.LIMIT_EXCEEDED and err.data["max"] == 100
 
 
 # -- file descriptors -------------------------------------------------------------------------

@@ -112,7 +112,7 @@ def prepare_one(session: Session, plan: FilePlan) -> Target:
                 paths=[loc.display],
             )
         identity = (st.st_dev, st.st_ino)
-        disk = loc.root.read_bytes(loc.rel, MAX_BYTES, field=field_path)
+        disk = loc.root.read_parts(loc.parts, MAX_BYTES, field=field_path)
     doc = session.overlay.document(loc.abs_paths())
     before = doc.text.encode("utf-8", "surrogatepass") if doc is not None else disk
     _check_revision(plan, loc.display, before)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Generator
 from typing import Any
 
@@ -37,6 +38,9 @@ from s_code.workspace.folders import Folders
 
 log = logging.getLogger(__name__)
 
+_HEADER = b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
+"""pygls' own header, byte for byte."""
+
 PERMISSION_MODES = ("manual", "accept-edits", "workspace")
 EDIT_APPLICATIONS = ("auto", "disk", "editor")
 
@@ -49,9 +53,25 @@ class SCodeProtocol(LanguageServerProtocol):
         (which walks every value of a large result, e.g. read_file's numbered content)."""
         if error is None and type(result) is dict:
             self._result_types.pop(msg_id, None)
-            self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result})
+            message = {"jsonrpc": "2.0", "id": msg_id, "result": result}
+            if not self._send_fast(message):
+                self._send_data(message)
             return
         super()._send_response(msg_id, result, error)
+
+    def _send_fast(self, message: dict[str, Any]) -> bool:
+        """Serialize a plain-JSON message with pydantic-core once the tool layer has loaded it
+        (a third of json.dumps' time for read_file's reply); False to leave it to pygls (before
+        the first tool call, and for what pydantic-core refuses, e.g. a lone surrogate)."""
+        core = sys.modules.get("pydantic_core")
+        if core is None or self.writer is None:
+            return False
+        try:
+            body: bytes = core.to_json(message)
+        except Exception:
+            return False
+        self.writer.write(_HEADER % len(body) + body if self._include_headers else body)
+        return True
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(

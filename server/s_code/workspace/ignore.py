@@ -25,7 +25,7 @@ class _Rules:
 
 def _load(root: WorkspaceRoot, parts: tuple[str, ...]) -> GitIgnoreSpec | None:
     try:
-        data = root.read_bytes("/".join(parts), MAX_IGNORE_FILE)
+        data = root.read_parts(parts, MAX_IGNORE_FILE)
     except SCodeError:
         return None
     lines = data.decode("utf-8", "replace").splitlines()

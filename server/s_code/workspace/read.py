@@ -69,7 +69,7 @@ def load_raw(folders: Folders, overlay: Overlay, path: str, field: str = "path")
     loc = folders.locate(path, field)
     disk: bytes | None = None
     try:
-        disk = loc.root.read_bytes(loc.rel, MAX_FILE_BYTES, field=field)
+        disk = loc.root.read_parts(loc.parts, MAX_FILE_BYTES, field=field)
     except SCodeError as exc:
         if exc.kind is not ErrorKind.NOT_FOUND:
             raise

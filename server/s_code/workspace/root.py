@@ -154,44 +154,47 @@ class WorkspaceRoot:
     # -- reads --------------------------------------------------------------------------------
 
     def read_bytes(self, path: str, max_bytes: int, *, field: str = "path") -> bytes:
-        """Read a regular file whole; larger than ``max_bytes`` is ``limit_exceeded``.
+        """Read a regular file whole; larger than ``max_bytes`` is ``limit_exceeded``."""
+        return self.read_parts(split_relative(path, field), max_bytes, field=field)
 
-        ``O_NONBLOCK`` keeps a FIFO from blocking the open; anything but a regular file is refused.
-        """
-        parts = split_relative(path, field)
-        rel = join(parts)
-        with self.opened(parts, os.O_RDONLY | os.O_NONBLOCK, field=field) as fd:
+    def read_parts(self, parts: tuple[str, ...], max_bytes: int, *, field: str = "path") -> bytes:
+        """:meth:`read_bytes` of validated components. ``O_NONBLOCK`` keeps a FIFO from blocking
+        the open (a regular file's reads ignore it); anything but a regular file is refused."""
+        fd = self.open_parts(parts, os.O_RDONLY | os.O_NONBLOCK, field=field)
+        try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-                raise invalid_params(f"{rel!r} is {what}", field, path=rel)
+                raise invalid_params(f"{join(parts)!r} is {what}", field, path=join(parts))
             if st.st_size > max_bytes:
                 raise SCodeError(
                     ErrorKind.LIMIT_EXCEEDED,
-                    f"{rel!r} is {st.st_size} bytes; the limit is {max_bytes}",
+                    f"{join(parts)!r} is {st.st_size} bytes; the limit is {max_bytes}",
                     limit="file_size",
                     max=max_bytes,
                     actual=st.st_size,
-                    path=rel,
+                    path=join(parts),
                 )
-            os.set_blocking(fd, True)
-            chunks: list[bytes] = []
-            total = 0
+            data = os.read(fd, st.st_size + 1)  # one read when the size held
+            if len(data) == st.st_size:
+                return data
+            chunks, total = [data], len(data)  # it grew or shrank, or the read was short
             while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                total += len(chunk)
                 if total > max_bytes:  # grew while we read
                     raise SCodeError(
                         ErrorKind.LIMIT_EXCEEDED,
-                        f"{rel!r} is over {max_bytes} bytes",
+                        f"{join(parts)!r} is over {max_bytes} bytes",
                         limit="file_size",
                         max=max_bytes,
-                        path=rel,
+                        path=join(parts),
                     )
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return b"".join(chunks)
                 chunks.append(chunk)
-            return b"".join(chunks)
+                total += len(chunk)
+        finally:
+            os.close(fd)
 
     def list_dir(self, parts: tuple[str, ...], *, field: str = "path") -> list[Entry]:
         """The entries of a directory, sorted by name, none followed."""
