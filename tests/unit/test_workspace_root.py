@@ -364,6 +364,25 @@ def test_read_bytes_refuses_a_file_that_grew_past_the_limit_after_the_stat(
     assert err.kind is ErrorKind.LIMIT_EXCEEDED and err.data["max"] == 100
 
 
+@pytest.mark.parametrize("error", [BlockingIOError(11, "EAGAIN"), OSError(5, "Input/output error")])
+def test_read_bytes_refuses_a_file_whose_read_fails(
+    root: WorkspaceRoot, ws: Path, monkeypatch: pytest.MonkeyPatch, error: OSError
+) -> None:
+    """/proc/kmsg bound into a workspace is "regular", size 0, and its read would block (EAGAIN
+    under O_NONBLOCK): a clear refusal, not an internal error (nor a hang)."""
+    (ws / "kmsg").write_bytes(b"")
+
+    class Failing(_Os):
+        @staticmethod
+        def read(fd: int, n: int) -> bytes:
+            raise error
+
+    monkeypatch.setattr(root_module, "os", Failing())
+    err = kind_of(lambda: root.read_bytes("kmsg", LIMIT))
+    assert err.kind is ErrorKind.NOT_FOUND and err.data["reason"] == "unreadable", repr(err)
+    assert err.data["path"] == "kmsg"
+
+
 # -- file descriptors -------------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ from collections.abc import Generator
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import FeatureRequestError
+from pygls.exceptions import FeatureRequestError, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -70,7 +70,14 @@ class SCodeProtocol(LanguageServerProtocol):
             body: bytes = core.to_json(message)
         except Exception:
             return False
-        self.writer.write(_HEADER % len(body) + body if self._include_headers else body)
+        try:
+            self.writer.write(_HEADER % len(body) + body if self._include_headers else body)
+        except BrokenPipeError:
+            log.exception("the editor closed the connection")
+            raise
+        except Exception as exc:  # as pygls' _send_data: logged, never a second reply
+            log.exception("could not send a reply")
+            self._server._report_server_error(exc, JsonRpcInternalError)
         return True
 
     @lsp_method(types.INITIALIZE)

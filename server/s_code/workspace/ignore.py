@@ -26,7 +26,7 @@ class _Rules:
 def _load(root: WorkspaceRoot, parts: tuple[str, ...]) -> GitIgnoreSpec | None:
     try:
         data = root.read_parts(parts, MAX_IGNORE_FILE)
-    except SCodeError:
+    except (SCodeError, OSError):
         return None
     lines = data.decode("utf-8", "replace").splitlines()
     spec = GitIgnoreSpec.from_lines(lines)

@@ -158,8 +158,10 @@ class WorkspaceRoot:
         return self.read_parts(split_relative(path, field), max_bytes, field=field)
 
     def read_parts(self, parts: tuple[str, ...], max_bytes: int, *, field: str = "path") -> bytes:
-        """:meth:`read_bytes` of validated components. ``O_NONBLOCK`` keeps a FIFO from blocking
-        the open (a regular file's reads ignore it); anything but a regular file is refused."""
+        """:meth:`read_bytes` of validated components. Anything but a regular file is refused;
+        ``O_NONBLOCK`` keeps a FIFO from blocking the open, and a pseudo-file that calls itself
+        regular (``/proc/kmsg`` bound into the workspace) from blocking the read: it is refused
+        as unreadable, like a file whose read fails."""
         fd = self.open_parts(parts, os.O_RDONLY | os.O_NONBLOCK, field=field)
         try:
             st = os.fstat(fd)
@@ -175,24 +177,16 @@ class WorkspaceRoot:
                     actual=st.st_size,
                     path=join(parts),
                 )
-            data = os.read(fd, st.st_size + 1)  # one read when the size held
-            if len(data) == st.st_size:
-                return data
-            chunks, total = [data], len(data)  # it grew or shrank, or the read was short
-            while True:
-                if total > max_bytes:  # grew while we read
-                    raise SCodeError(
-                        ErrorKind.LIMIT_EXCEEDED,
-                        f"{join(parts)!r} is over {max_bytes} bytes",
-                        limit="file_size",
-                        max=max_bytes,
-                        path=join(parts),
-                    )
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    return b"".join(chunks)
-                chunks.append(chunk)
-                total += len(chunk)
+            try:
+                return _read_whole(fd, st.st_size, max_bytes, join(parts))
+            except OSError as exc:  # a pseudo-file that would block (EAGAIN), EIO...
+                why = "its read would block" if isinstance(exc, BlockingIOError) else exc.strerror
+                raise SCodeError(
+                    ErrorKind.NOT_FOUND,
+                    f"{join(parts)!r} could not be read: {why}",
+                    path=join(parts),
+                    reason="unreadable",
+                ) from None
         finally:
             os.close(fd)
 
@@ -212,3 +206,27 @@ class WorkspaceRoot:
 
     def __repr__(self) -> str:
         return f"WorkspaceRoot({self.path!r}, name={self.name!r})"
+
+
+def _read_whole(fd: int, size: int, max_bytes: int, rel: str) -> bytes:
+    """The bytes of an open regular file that fstat called ``size`` long: one read when the size
+    held (a file system that cut that read exactly at the old size while the file grew would
+    go unnoticed: local ones do not cut reads), else on to the end within ``max_bytes``."""
+    data = os.read(fd, size + 1)
+    if len(data) == size:
+        return data
+    chunks, total = [data], len(data)  # it grew or shrank, or the read was short
+    while True:
+        if total > max_bytes:  # grew while we read
+            raise SCodeError(
+                ErrorKind.LIMIT_EXCEEDED,
+                f"{rel!r} is over {max_bytes} bytes",
+                limit="file_size",
+                max=max_bytes,
+                path=rel,
+            )
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
