@@ -50,3 +50,15 @@ async def test_folders_are_addressed_by_name(multi: LanguageClient) -> None:
     assert [m["path"] for m in found["matches"]] == ["web/README"]
     err = await call_error(multi, methods.READ_FILE, {"path": "README"})
     assert err.data["kind"] == "not_found" and "web" in err.message and "api" in err.message
+
+
+async def test_errors_name_paths_as_the_agent_spelled_them(multi: LanguageClient) -> None:
+    """Below a folder, an error's path keeps the folder's name (the agent must be able to tell
+    api/missing from web/missing)."""
+    err = await call_error(multi, methods.READ_FILE, {"path": "api/missing.txt"})
+    assert err.data["kind"] == "not_found" and err.data["path"] == "api/missing.txt", err.data
+    assert "'api/missing.txt'" in err.message
+    err = await call_error(multi, methods.READ_FILE, {"path": "web"})
+    assert err.data["kind"] == "invalid_params" and err.data["path"] == "web", err.data
+    err = await call_error(multi, methods.LIST_FILES, {"path": "web/nowhere"})
+    assert err.data["path"] == "web/nowhere", err.data

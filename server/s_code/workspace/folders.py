@@ -40,6 +40,9 @@ class Folders:
             raise ValueError("a workspace needs at least one folder")
         self.roots = roots
         self.by_name = {r.name: r for r in roots}
+        if len(roots) > 1:
+            for r in roots:
+                r.prefix = (r.name,)
 
     @classmethod
     def open(cls, folders: list[tuple[str, str | None]]) -> Folders:

@@ -49,6 +49,9 @@ class WorkspaceRoot:
         self.path = os.path.normpath(path)
         self.real_path = os.path.realpath(self.path)
         self.name = name or os.path.basename(self.path) or "root"
+        # How error messages spell a path below this root: with the folder's name in front in a
+        # multi-root workspace (set by Folders), as the agent spells it.
+        self.prefix: tuple[str, ...] = ()
         self._fd = os.open(self.path, _DIR_FLAGS)
         st = os.fstat(self._fd)
         self._identity = (st.st_dev, st.st_ino)
@@ -76,6 +79,10 @@ class WorkspaceRoot:
                 f"the workspace root {self.path} was moved or replaced; restart the session",
                 path=".",
             )
+
+    def shown(self, parts: tuple[str, ...]) -> str:
+        """``parts`` as the agent spells it (the folder's name first in a multi-root workspace)."""
+        return join((*self.prefix, *parts))
 
     # -- resolution ---------------------------------------------------------------------------
 
@@ -126,7 +133,7 @@ class WorkspaceRoot:
         try:
             return open_beneath(self._fd, parts, flags | os.O_CLOEXEC, mode)
         except OSError as exc:
-            raise self._error(exc, join(parts), field) from None
+            raise self._error(exc, self.shown(parts), field) from None
 
     @contextmanager
     def opened(
@@ -149,7 +156,7 @@ class WorkspaceRoot:
             try:
                 return os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
             except OSError as exc:
-                raise self._error(exc, join(parts), field) from None
+                raise self._error(exc, self.shown(parts), field) from None
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -163,28 +170,29 @@ class WorkspaceRoot:
         regular (``/proc/kmsg`` bound into the workspace) from blocking the read: it is refused
         as unreadable, like a file whose read fails."""
         fd = self.open_parts(parts, os.O_RDONLY | os.O_NONBLOCK, field=field)
+        shown = self.shown(parts)
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-                raise invalid_params(f"{join(parts)!r} is {what}", field, path=join(parts))
+                raise invalid_params(f"{shown!r} is {what}", field, path=shown)
             if st.st_size > max_bytes:
                 raise SCodeError(
                     ErrorKind.LIMIT_EXCEEDED,
-                    f"{join(parts)!r} is {st.st_size} bytes; the limit is {max_bytes}",
+                    f"{shown!r} is {st.st_size} bytes; the limit is {max_bytes}",
                     limit="file_size",
                     max=max_bytes,
                     actual=st.st_size,
-                    path=join(parts),
+                    path=shown,
                 )
             try:
-                return _read_whole(fd, st.st_size, max_bytes, join(parts))
+                return _read_whole(fd, st.st_size, max_bytes, shown)
             except OSError as exc:  # a pseudo-file that would block (EAGAIN), EIO...
                 why = "its read would block" if isinstance(exc, BlockingIOError) else exc.strerror
                 raise SCodeError(
                     ErrorKind.NOT_FOUND,
-                    f"{join(parts)!r} could not be read: {why}",
-                    path=join(parts),
+                    f"{shown!r} could not be read: {why}",
+                    path=shown,
                     reason="unreadable",
                 ) from None
         finally:
