@@ -319,6 +319,15 @@ async def test_a_batch_waiting_for_a_reservation_gives_up_in_time_or_on_cancel(
     assert _reservations(session) == []
 
 
+async def _until(event: threading.Event) -> None:
+    """Until a worker thread reached the point the test cancels at (not a guessed delay)."""
+    for _ in range(2000):
+        if event.is_set():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the worker never got there")
+
+
 def _held_by_other(ws: Path, session: Session) -> tuple[Journal, str, bytes, dict[str, Any]]:
     """name(0) reserved by another owner: the journal, its key, its bytes, a batch rewriting it."""
     journal = engine.journal_of(session)
@@ -351,14 +360,17 @@ async def test_a_cancel_during_the_first_reservation_attempt_wins(
     ws, session = sessions
     _, key, before, raw = _held_by_other(ws, session)
 
+    in_first = threading.Event()
+
     def slow_first(n: int) -> None:
         if n == 1:
+            in_first.set()
             threading.Event().wait(0.3)  # the cancel arrives meanwhile
 
     calls = _before_each_attempt(monkeypatch, slow_first)
     monkeypatch.setattr(engine, "RESERVATION_WAIT", 2.0)
     task = asyncio.ensure_future(apply_patch(session, parse_params(ApplyPatchArgs, raw)))
-    await asyncio.sleep(0.1)
+    await _until(in_first)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -384,8 +396,7 @@ async def test_a_cancel_during_a_later_reservation_attempt_wins(
     calls = _before_each_attempt(monkeypatch, slow_second)
     monkeypatch.setattr(engine, "RESERVATION_WAIT", 5.0)
     task = asyncio.ensure_future(apply_patch(session, parse_params(ApplyPatchArgs, raw)))
-    while not in_second.is_set():
-        await asyncio.sleep(0.01)
+    await _until(in_second)
     task.cancel()
     await asyncio.sleep(0.5)
     journal.release("other")  # the other batch finishes
@@ -465,10 +476,12 @@ async def test_a_cancel_arriving_too_late_to_stop_the_batch_leaves_it_its_answer
     ws, session = sessions
     real = writing.commit_disk
     commits: list[int] = []
+    in_hand = threading.Event()
 
     def commit(t: Any, staged: Any) -> bool:
         commits.append(1)
         if len(commits) == at:
+            in_hand.set()
             threading.Event().wait(0.3)  # the cancel arrives meanwhile
             return bool(then(t, staged, real))
         return bool(real(t, staged))
@@ -477,7 +490,7 @@ async def test_a_cancel_arriving_too_late_to_stop_the_batch_leaves_it_its_answer
     task = asyncio.ensure_future(
         apply_patch(session, parse_params(ApplyPatchArgs, _files(ws, [0, 1])))
     )
-    await asyncio.sleep(0.1)
+    await _until(in_hand)
     task.cancel()
     try:
         done = await task
