@@ -73,7 +73,10 @@ class LspEditor:
             result = await asyncio.wait_for(
                 self.server.workspace_apply_edit_async(params), APPLY_EDIT_TIMEOUT
             )
-        except Exception as exc:  # the editor failed or timed out: nothing was applied
+        except Exception as exc:  # the editor failed or timed out
+            if self._shows(doc, new_text):  # ...but its buffer already holds the edit
+                log.warning("workspace/applyEdit unanswered (%s), but the buffer holds it", exc)
+                return True
             log.warning("workspace/applyEdit failed: %s", exc)
             return False
         applied = bool(getattr(result, "applied", False))
@@ -84,6 +87,15 @@ class LspEditor:
                 getattr(result, "failure_reason", None),
             )
         return applied
+
+    def _shows(self, doc: OpenDocument, new_text: str) -> bool:
+        """The buffer moved past ``doc``'s version to exactly ``new_text``: the editor applied
+        the edit (its didChange arrived) even though its answer did not."""
+        now = self.server.workspace.text_documents.get(doc.uri)
+        version = getattr(now, "version", None)
+        if now is None or not isinstance(version, int) or doc.version is None:
+            return False
+        return version > doc.version and now.source == new_text
 
 
 def supports_apply_edit(caps: types.ClientCapabilities) -> bool:
