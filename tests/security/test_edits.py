@@ -678,6 +678,21 @@ async def test_f12_undo_refuses_only_the_changed_file(env: Env) -> None:
     assert not (env.ws / "created.txt").exists()
 
 
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [(0o4755, 0o755), (0o2755, 0o755), (0o6750, 0o750), (0o2644, 0o2644), (0o1755, 0o1755)],
+    ids=["setuid", "setgid-exec", "both", "setgid-no-group-exec", "sticky"],
+)
+async def test_rewritten_content_loses_set_id_bits(env: Env, before: int, after: int) -> None:
+    """Modes are kept, but not set-user-ID (nor set-group-ID on a group-executable file): the
+    kernel's own rule for a write by anyone without CAP_FSETID. Positive control: the bits are
+    there before the edit."""
+    os.chmod(env.ws / "a.txt", before)
+    assert stat.S_IMODE(os.stat(env.ws / "a.txt").st_mode) == before
+    await call(env.session(), {"files": [put("a.txt", NEW_A, rev(OLD_A))]})
+    assert stat.S_IMODE(os.stat(env.ws / "a.txt").st_mode) == after
+
+
 async def test_f12_undo_of_untouched_turn_restores_exactly(env: Env) -> None:
     os.chmod(env.ws / "a.txt", 0o640)
     (env.ws / "sub").mkdir()

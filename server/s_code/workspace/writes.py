@@ -139,6 +139,16 @@ class Staged:
     create: bool
 
 
+def _without_set_id(mode: int) -> int:
+    """The mode for new content: set-user-ID dropped, and set-group-ID on a group-executable
+    file, as the kernel drops them when a writer without CAP_FSETID changes a file (a sidecar
+    running as root must not turn the agent's text into a set-ID program)."""
+    mode &= ~stat.S_ISUID
+    if mode & stat.S_IXGRP:
+        mode &= ~stat.S_ISGID
+    return mode
+
+
 def stage(
     root: WorkspaceRoot,
     parts: tuple[str, ...],
@@ -154,8 +164,8 @@ def stage(
     ``tmp`` is the temp file's name when the caller recorded it first (so a crash can be cleaned
     up on the next start). ``dir_fd``, when given, is the parent directory already opened (the
     staged file takes it over); ``mode`` is the target's mode when the caller has just read it
-    (else it is read here; a new file gets the umask's default). On failure nothing is left
-    behind.
+    (else it is read here; a new file gets the umask's default), kept but for set-ID bits
+    (:func:`_without_set_id`). On failure nothing is left behind.
     """
     name = parts[-1]
     if dir_fd is None:
@@ -167,7 +177,7 @@ def stage(
             if not create:
                 with contextlib.suppress(FileNotFoundError):
                     mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
-        mode = stat.S_IMODE(mode)
+        mode = _without_set_id(stat.S_IMODE(mode))
         fd = os.open(
             tmp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
