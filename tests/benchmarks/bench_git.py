@@ -41,7 +41,7 @@ def make_repo(root: str) -> None:
 
 
 def run(scratch: str, *, quick: bool) -> Result:
-    runs = 5 if quick else 15
+    runs = 10 if quick else 40
     root = os.path.join(scratch, "git-ws")
     os.makedirs(root)
     make_repo(root)
