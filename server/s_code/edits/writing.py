@@ -93,8 +93,9 @@ def recheck(session: Session, targets: list[Target]) -> None:
                 raise
             shown, disk = None, None  # the parent directory does not exist (yet)
         if shown != t.before or disk != t.disk_before:
-            cut = shown is None or len(shown) > COMPARE_LIMIT  # absent, or too large to tell
-            actual = None if shown is None or cut else revision_of(sha256_hex(shown))
+            actual = None  # absent, or cut at COMPARE_LIMIT: unknown
+            if shown is not None and len(shown) <= COMPARE_LIMIT:
+                actual = revision_of(sha256_hex(shown))
             raise SCodeError(
                 ErrorKind.STALE_REVISION,
                 f"{t.loc.display!r} changed while this batch waited for another one; read it again",

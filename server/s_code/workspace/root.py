@@ -170,31 +170,40 @@ class WorkspaceRoot:
         regular (``/proc/kmsg`` bound into the workspace) from blocking the read: it is refused
         as unreadable, like a file whose read fails."""
         fd = self.open_parts(parts, os.O_RDONLY | os.O_NONBLOCK, field=field)
-        shown = self.shown(parts)
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+                shown = self.shown(parts)
                 raise invalid_params(f"{shown!r} is {what}", field, path=shown)
             if st.st_size > max_bytes:
                 raise SCodeError(
                     ErrorKind.LIMIT_EXCEEDED,
-                    f"{shown!r} is {st.st_size} bytes; the limit is {max_bytes}",
+                    f"{self.shown(parts)!r} is {st.st_size} bytes; the limit is {max_bytes}",
                     limit="file_size",
                     max=max_bytes,
                     actual=st.st_size,
-                    path=shown,
+                    path=self.shown(parts),
                 )
             try:
-                return _read_whole(fd, st.st_size, max_bytes, shown)
+                data = read_upto(fd, st.st_size, max_bytes)
             except OSError as exc:  # a pseudo-file that would block (EAGAIN), EIO...
                 why = "its read would block" if isinstance(exc, BlockingIOError) else exc.strerror
                 raise SCodeError(
                     ErrorKind.NOT_FOUND,
-                    f"{shown!r} could not be read: {why}",
-                    path=shown,
+                    f"{self.shown(parts)!r} could not be read: {why}",
+                    path=self.shown(parts),
                     reason="unreadable",
                 ) from None
+            if len(data) > max_bytes:  # grew while we read
+                raise SCodeError(
+                    ErrorKind.LIMIT_EXCEEDED,
+                    f"{self.shown(parts)!r} is over {max_bytes} bytes",
+                    limit="file_size",
+                    max=max_bytes,
+                    path=self.shown(parts),
+                )
+            return data
         finally:
             os.close(fd)
 
@@ -216,25 +225,16 @@ class WorkspaceRoot:
         return f"WorkspaceRoot({self.path!r}, name={self.name!r})"
 
 
-def _read_whole(fd: int, size: int, max_bytes: int, rel: str) -> bytes:
-    """The bytes of an open regular file that fstat called ``size`` long: one read when the size
-    held (a file system that cut that read exactly at the old size while the file grew would
-    go unnoticed: local ones do not cut reads), else on to the end within ``max_bytes``."""
-    data = os.read(fd, size + 1)
+def read_upto(fd: int, size: int, limit: int) -> bytes:
+    """The bytes of an open regular file that fstat called ``size`` long, at most ``limit + 1``
+    of them (more than ``limit`` means it is too large). One read when the size held (a file
+    system that cut that read exactly at the old size while the file grew would go unnoticed:
+    local ones do not cut reads), else on to the end."""
+    data = os.read(fd, min(size, limit) + 1)
     if len(data) == size:
         return data
     chunks, total = [data], len(data)  # it grew or shrank, or the read was short
-    while True:
-        if total > max_bytes:  # grew while we read
-            raise SCodeError(
-                ErrorKind.LIMIT_EXCEEDED,
-                f"{rel!r} is over {max_bytes} bytes",
-                limit="file_size",
-                max=max_bytes,
-                path=rel,
-            )
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            return b"".join(chunks)
+    while total <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - total))):
         chunks.append(chunk)
         total += len(chunk)
+    return b"".join(chunks)

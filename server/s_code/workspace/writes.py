@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.workspace.paths import join
-from s_code.workspace.root import WorkspaceRoot
+from s_code.workspace.root import WorkspaceRoot, read_upto
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 TEMP_MARK = ".s-code-tmp-"
@@ -112,14 +112,7 @@ def read_regular(dir_fd: int, name: str, limit: int = COMPARE_LIMIT) -> tuple[by
             raise SCodeError(
                 ErrorKind.STALE_REVISION, f"{name!r} is no longer a regular file", path=name
             )
-        data = os.read(fd, min(st.st_size, limit) + 1)  # one read when the size held
-        if len(data) != st.st_size:  # it grew or shrank, or the read was short: read to the end
-            chunks, total = [data], len(data)
-            while total <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - total))):
-                chunks.append(chunk)
-                total += len(chunk)
-            data = b"".join(chunks)
-        return data, st.st_mode
+        return read_upto(fd, st.st_size, limit), st.st_mode
     finally:
         os.close(fd)
 
