@@ -7,12 +7,12 @@ STAMP := $(VENV)/.installed
 VSCODE := editors/vscode
 VSCODE_STAMP := $(VSCODE)/node_modules/.installed
 
-.PHONY: demo test lint format bench docs clean vsix
+.PHONY: demo test lint format bench docs clean vsix lock
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -55,6 +55,13 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) tests/benchmarks/run.py
+
+# Re-pin constraints.txt to what the ranges in pyproject.toml resolve to today.
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet -e '.[dev]'
+	{ head -2 constraints.txt; .lock-venv/bin/pip freeze --exclude-editable | grep -v '^#'; } > constraints.new
+	mv constraints.new constraints.txt && rm -rf .lock-venv
 
 docs: $(STAMP)
 	$(PY) -m s_code.docs_gen

@@ -63,7 +63,7 @@ def _tool(tool: ToolDef) -> list[str]:
         "",
         "Result:",
         "",
-        *_fields(tool.output_schema),
+        *_fields(tool.output_schema or {}),
         "",
     ]
     return lines

@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import quote
 
 MARK = "[REDACTED]"
@@ -175,6 +176,16 @@ class Redactor:
         for rx in self._active(text) if active is None else active:
             text = rx.sub(_replace, text)
         return text
+
+    def redact_json(self, value: Any) -> Any:
+        """Every string (and key) of JSON data redacted: a host process's result or output."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, list):
+            return [self.redact_json(v) for v in value]
+        if isinstance(value, dict):
+            return {self.redact(str(k)): self.redact_json(v) for k, v in value.items()}
+        return value
 
 
 _ANCHORS = tuple(sorted({a for _, anchors, _ in _RULES for a in anchors}))

@@ -11,7 +11,7 @@ from harness import Result, median, p95, scode_argv, server_env, started
 
 from s_code.protocol import methods
 
-TARGET = 1.5
+TARGET = 1.35
 FILE_NAME = "four_kib.txt"
 FILE_BYTES = 4096
 
@@ -77,6 +77,57 @@ def run(scratch: str, *, quick: bool) -> Result:
             "read_file_p95_us": p95(read_s) * us,
             "permission_mode_get_p95_us": p95(cheap_s) * us,
         },
+    )
+    result.report()
+    return result
+
+
+DISPATCH_TARGET = 1.05
+
+
+def run_dispatch(scratch: str, *, quick: bool) -> Result:
+    """read_file through ``s-code/tools/call`` vs its typed method: both take the one dispatch,
+    so the difference is tools/call's envelope (its params checked, ``arguments`` unwrapped)."""
+    iterations, warmup = (300, 50) if quick else (2000, 200)
+    root = os.path.join(scratch, "latency-ws")
+    make_workspace(root)
+    env = server_env(os.path.join(scratch, "state-dispatch"))
+    print(f"[1b] read_file through {methods.TOOLS_CALL} vs {methods.READ_FILE}: {iterations} each")
+    with started(scode_argv(), env, root) as (client, _):
+
+        def typed() -> Any:
+            return client.request(methods.READ_FILE, {"path": FILE_NAME})
+
+        def generic() -> Any:
+            return client.request(
+                methods.TOOLS_CALL, {"name": "read_file", "arguments": {"path": FILE_NAME}}
+            )
+
+        assert typed() == generic()
+        for _ in range(warmup):
+            typed()
+            generic()
+        typed_s: list[float] = []
+        generic_s: list[float] = []
+        for i in range(iterations):
+            if i % 2:
+                typed_s.append(_timed(typed))
+                generic_s.append(_timed(generic))
+            else:
+                generic_s.append(_timed(generic))
+                typed_s.append(_timed(typed))
+    us = 1e6
+    for label, values in (("tools/call", generic_s), ("s-code/readFile", typed_s)):
+        print(f"  {label:<18} median {median(values) * us:8.1f} us  p95 {p95(values) * us:8.1f} us")
+    result = Result(
+        key="dispatch_overhead",
+        title="tools/call read_file vs typed method (median)",
+        unit="us",
+        scode=median(generic_s) * us,
+        baseline=median(typed_s) * us,
+        baseline_name="s-code/readFile",
+        target=DISPATCH_TARGET,
+        details={"iterations": iterations, "warmup": warmup},
     )
     result.report()
     return result

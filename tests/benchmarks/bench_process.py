@@ -9,7 +9,7 @@ from harness import SERVERS, Result, median, rss_kib, server_env, started
 
 from s_code.protocol import methods
 
-START_TARGET = 1.15
+START_TARGET = 1.12
 RSS_TARGET = 1.3
 
 

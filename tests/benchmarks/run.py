@@ -2,7 +2,8 @@
 
     .venv/bin/python tests/benchmarks/run.py [--quick] [--json PATH] [--only NAME ...]
 
-1. read_file of a 4 KiB file vs ``s-code/permissionMode/get`` on one connection (target <= 1.5x)
+1. read_file of a 4 KiB file vs ``s-code/permissionMode/get`` on one connection (target <= 1.35x)
+1b. read_file through ``s-code/tools/call`` vs its typed method (target <= 1.05x)
 2. cold start to the initialize reply vs a minimal pygls server (target <= 1.15x)
 3. idle RSS after initialize vs the minimal server (target <= 1.3x)
 4. search_text over a 20,000-file tree vs rg run directly with the same argv (target <= 1.3x)
@@ -33,6 +34,7 @@ from harness import Result
 
 BENCHMARKS: dict[str, Callable[..., Result]] = {
     "latency": bench_latency.run,
+    "dispatch": bench_latency.run_dispatch,
     "cold-start": bench_process.run_cold_start,
     "rss": bench_process.run_idle_rss,
     "search": bench_search.run,

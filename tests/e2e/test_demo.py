@@ -38,7 +38,7 @@ def test_demo_runs_the_agent_session() -> None:
     assert "key=core.fsmonitor scope=local" in evil
     assert "marker file PWNED: not written" in evil
     edits = out.split("Apply a patch")[1]
-    assert "the editor asks: 's-code: Edit tests/test_ops.py?'" in edits
+    assert "the editor asks: 's-code: Edit tests/test_ops.py (+7 -0)?'" in edits
     assert "tests/test_ops.py: now revision" in edits and "(via disk)" in edits
     stale = edits.split("refused: stale")[1]
     assert "error kind=stale_revision" in stale.split("Undo the turn")[0]
@@ -48,7 +48,7 @@ def test_demo_runs_the_agent_session() -> None:
     assert before == after and "revision " in before
     assert "apply_patch" in listed
     assert "→ Show details" in edits and "the editor shows the card:" in edits
-    assert '│ - target: ["tests/test_ops.py"]' in edits
+    assert "│   M tests/test_ops.py  (+7 -0, via disk)" in edits
     accept = out.split("Switch to accept-edits")[1].split("Back to manual mode")[0]
     assert "mode accept-edits" in accept and "docs/changes.md: created=True" in accept
     assert "the editor asks" not in accept

@@ -187,7 +187,9 @@ async def test_details_list_every_path_of_a_32_file_batch(client: LanguageClient
     assert len(result["applied"]) == 32
     assert len(queue.prompts) == 2  # asked again after the details
     message = queue.prompts[0].message
-    assert len(message) < 100 and "32 files" in message
+    # compact: the first files with their line counts, the rest counted (the details list all)
+    assert len(message) < 200 and "32 files" in message and "and 29 more" in message
+    assert "pkg/module_00.py (new, 1 line)" in message and "module_31" not in message
     assert [a.title for a in queue.prompts[0].actions or []] == [
         "Approve once",
         "Deny",

@@ -30,9 +30,9 @@ from s_code.edits.journal import Journal
 from s_code.edits.request import ApplyPatchArgs
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.protocol.models import parse_params
+from s_code.session.session import Session
 from s_code.state.store import Store
 from s_code.tools.builtin import default_registry
-from s_code.tools.session import Session
 from s_code.workspace.folders import Folders
 from s_code.workspace.writes import TEMP_MARK
 
@@ -217,7 +217,7 @@ def sessions(tmp_path: Path) -> Iterator[tuple[Path, Session]]:
         folders=Folders.open([(str(ws), None)]),
         registry=default_registry(),
         store=Store(str(tmp_path / "state" / "state.sqlite3")).workspace(os.path.realpath(ws)),
-        permission_mode="accept-edits",
+        mode="accept-edits",
     )
     yield ws, session
     session.folders.close()

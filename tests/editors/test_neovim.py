@@ -32,9 +32,8 @@ def _workspace(root: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_neovim(case: str, tmp_path: Path) -> None:
-    ws = _workspace(tmp_path / "ws")
+def case_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a case: isolated XDG directories and state below ``tmp_path``."""
     env = dict(os.environ)
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         env[name] = str(tmp_path / name.lower())
@@ -42,6 +41,13 @@ def test_neovim(case: str, tmp_path: Path) -> None:
     env["S_CODE_LAUNCHER_DIR"] = os.environ.get("S_CODE_LAUNCHER_DIR") or str(
         Path.home() / ".cache" / "s-code" / "launcher"
     )
+    return env
+
+
+def run_case(case: str, tmp_path: Path, **extra_env: str) -> tuple[Path, str]:
+    """One case of run.lua in its own headless Neovim; the workspace and the output."""
+    ws = _workspace(tmp_path / "ws")
+    env = {**case_env(tmp_path), **extra_env}
     assert NVIM is not None
     done = subprocess.run(
         [
@@ -64,6 +70,12 @@ def test_neovim(case: str, tmp_path: Path) -> None:
     )
     out = done.stdout + done.stderr
     assert done.returncode == 0 and f"ok {case}" in out, out
+    return ws, out
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_neovim(case: str, tmp_path: Path) -> None:
+    run_case(case, tmp_path)
 
 
 def test_plugin_method_names_match_the_server() -> None:

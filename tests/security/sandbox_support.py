@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from s_code.commands.projection import project
+from s_code.commands.run import execute
 from s_code.sandbox import process, tiers
+from s_code.session.session import Session
 from s_code.tools.builtin import default_registry
-from s_code.tools.command_tools import execute
-from s_code.tools.session import Session
 from s_code.workspace.folders import Folders
 
 PY = sys.executable
@@ -82,7 +82,7 @@ def box(
     outside = Path("/var/cache") / f"s-code-test-{uuid.uuid4().hex[:10]}"
     outside.mkdir()
     folders = Folders.open([(str(workspace), None)])
-    session = Session(folders=folders, registry=default_registry(), permission_mode="workspace")
+    session = Session(folders=folders, registry=default_registry(), mode="workspace")
     try:
         yield Box(tier, workspace, outside, session)
     finally:

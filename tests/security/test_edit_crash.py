@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from s_code.client import StdioClient, frame
+from s_code.protocol import methods
 from s_code.workspace.writes import TEMP_MARK
 
 FILES = 32
@@ -93,6 +94,9 @@ class Lab:
             [sys.executable, "-m", "s_code", "serve"], env=self.env, stderr=self.stderr
         )
         client.initialize(str(self.ws), options={"permissionMode": "accept-edits"})
+        # The session (and its crash recovery) opens on `initialized`, after the initialize
+        # reply; a request answered after it means the recovery has run.
+        client.request(methods.PERMISSION_MODE_GET, {})
         return client
 
     def disk(self) -> dict[str, bytes]:

@@ -32,16 +32,16 @@ import pytest
 from s_code.edits import writing
 from s_code.edits.engine import apply_patch
 from s_code.edits.journal import Journal
-from s_code.edits.protected import ProtectedPaths, fold
 from s_code.edits.request import ApplyPatchArgs
 from s_code.edits.undo import undo_turn
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.protocol.models import parse_params
+from s_code.session.session import Approver, DenyAll, Session
 from s_code.state.store import Store
 from s_code.tools.builtin import default_registry
-from s_code.tools.session import Approver, DenyAll, Session
 from s_code.workspace import writes
 from s_code.workspace.folders import Folders
+from s_code.workspace.protected import ProtectedPaths, fold
 from s_code.workspace.writes import TEMP_MARK
 
 SECRET = b"S-CODE-OUTSIDE-SECRET-7f3a\n"
@@ -97,7 +97,7 @@ class Env:
             folders=Folders.open([(str(self.ws), None)]),
             registry=REGISTRY,
             store=Store(str(self.state)).workspace(os.path.realpath(self.ws)),
-            permission_mode=mode,
+            mode=mode,
             protected=ProtectedPaths(protected),
             approver=approver or DenyAll(),
         )

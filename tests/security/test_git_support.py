@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from s_code.protocol.errors import ErrorKind, SCodeError
+from s_code.session.session import Session
 from s_code.tools.builtin import default_registry
-from s_code.tools.session import Session
 from s_code.workspace.folders import Folders
 
 GIT = shutil.which("git") or "/usr/bin/git"

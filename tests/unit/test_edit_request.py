@@ -19,9 +19,9 @@ from s_code.edits.engine import apply_patch
 from s_code.edits.request import MAX_BYTES, ApplyPatchArgs, plans_of
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.protocol.models import parse_params
+from s_code.session.session import Session
 from s_code.state.store import Store
 from s_code.tools.builtin import default_registry
-from s_code.tools.session import Session
 from s_code.workspace.folders import Folders
 
 BEGIN, END = "*** Begin Patch\n", "*** End Patch\n"
@@ -63,7 +63,7 @@ class EngineWorkspace:
             folders=self.folders,
             registry=default_registry(),
             store=self.store.workspace(os.path.realpath(self.root)),
-            permission_mode="accept-edits",
+            mode="accept-edits",
         )
 
     def put(self, rel: str, data: bytes | str) -> str:

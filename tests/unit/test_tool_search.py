@@ -61,14 +61,12 @@ async def _fake_handler(session: Any, args: Any) -> FakeResult:
 
 def fake(
     name: str,
-    method: str | None = None,
     description: str = "A fake tool.",
     profile: str = "core",
     args: type[Args] = FakeArgs,
 ) -> ToolDef:
     return ToolDef(
         name=name,
-        method=method or f"s-code/test/{name}",
         description=description,
         args=args,
         result=FakeResult,
@@ -222,25 +220,26 @@ def test_tool_search_args_bounds() -> None:
 
 
 def test_duplicate_name_is_refused() -> None:
-    reg = Registry().extend([fake("one", "s-code/test/a")])
+    reg = Registry().extend([fake("one", "first")])
     with pytest.raises(ValueError, match="'one' is defined twice"):
-        reg.add(fake("one", "s-code/test/b"))
+        reg.add(fake("one", "second"))
     assert names(list(reg)) == ["one"]
+    assert reg.get("one").description == "first"
 
 
-def test_duplicate_method_is_refused() -> None:
-    reg = Registry().extend([fake("one", "s-code/test/same")])
-    with pytest.raises(ValueError, match="'s-code/test/same' is bound twice"):
-        reg.add(fake("two", "s-code/test/same"))
-    assert names(list(reg)) == ["one"]
+def test_methods_come_from_the_one_table() -> None:
+    """A built-in tool's typed method is the table's (protocol/methods.py), never its own copy:
+    a tool the table does not name has none, and is reached through tools/call only."""
+    reg = default_registry()
+    assert reg.get("read_file").method == "s-code/readFile"
+    assert fake("not_in_the_table").method is None
+    assert "method" not in fake("not_in_the_table").describe()
 
 
 def test_default_tools_cannot_be_registered_twice() -> None:
     reg = default_registry()
     with pytest.raises(ValueError):
         reg.add(reg.get("read_file"))
-    with pytest.raises(ValueError):
-        reg.add(fake("read_file_2", reg.get("read_file").method))
 
 
 def test_get_unknown_tool() -> None:
@@ -272,3 +271,48 @@ def test_default_registry_is_fresh_each_time() -> None:
     a, b = default_registry(), default_registry()
     a.add(fake("extra"))
     assert "extra" not in b.tools
+
+
+# -- runtime tools (a raw JSON Schema, as an MCP server gives) ----------------------------------
+
+
+async def _echo(session: Any, args: Any) -> dict[str, Any]:
+    return dict(args)
+
+
+def runtime(name: str, schema: Any) -> ToolDef:
+    return ToolDef(
+        name=name, description="A runtime tool.", handler=_echo, read_only=True, schema=schema
+    )
+
+
+def test_a_runtime_tool_with_an_invalid_schema_is_refused() -> None:
+    reg = Registry()
+    with pytest.raises(SCodeError) as exc:
+        reg.add(runtime("bad", {"type": "object", "properties": {"n": {"type": "nmber"}}}))
+    assert exc.value.kind is ErrorKind.INVALID_PARAMS
+    assert exc.value.data["field"] == "inputSchema"
+    assert list(reg) == []
+    with pytest.raises(SCodeError):
+        reg.add(runtime("not_a_dict", ["type", "object"]))
+
+
+def test_a_tool_has_a_model_or_a_schema_never_both() -> None:
+    with pytest.raises(ValueError, match="either"):
+        ToolDef(name="x", description="", handler=_echo, read_only=True)
+    with pytest.raises(ValueError, match="either"):
+        ToolDef(name="x", description="", handler=_echo, read_only=True, args=FakeArgs, schema={})
+
+
+def test_runtime_tools_are_searched_by_their_schema_and_removed() -> None:
+    reg = Registry().extend([*files.TOOLS])
+    reg.add(
+        runtime(
+            "mcp__w__stock",
+            {"type": "object", "properties": {"warehouse_code": {"type": "string"}}},
+        )
+    )
+    assert names(search(reg, "warehouse", 5)) == ["mcp__w__stock"]
+    assert reg.remove("read_file") is None  # built-ins stay
+    assert reg.remove("mcp__w__stock") is not None
+    assert search(reg, "warehouse", 5) == []

@@ -136,8 +136,10 @@ export async function activate(context: vscode.ExtensionContext) {
     vscode.commands.registerCommand('sCode.sandboxPreview', async () => {
       const line = await vscode.window.showInputBox({ prompt: 'Command to preview' });
       if (line) {
-        const r = await request<unknown>(methods.SANDBOX_PREVIEW, { command: line.split(/\s+/).filter(Boolean) });
-        await show('```json\n' + JSON.stringify(r, null, 2) + '\n```');
+        const r = await request<{ card: { text: string } }>(methods.SANDBOX_PREVIEW, {
+          command: line.split(/\s+/).filter(Boolean),
+        });
+        await show(r.card.text); // the server's rendering of the card, as every face shows it
       }
     }),
     vscode.commands.registerCommand('sCode.listTools', async () => {

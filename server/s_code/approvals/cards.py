@@ -2,41 +2,122 @@
 
 A card is built from the server's own projection of the operation (never from the agent's words),
 has a digest over its canonical JSON, and is consumed by exactly one operation: after approval the
-operation is projected again and must give the same digest, or the user is asked again.
+operation is projected again and must give the same digest, or the user is asked again. Its
+details are typed, one model per kind; :mod:`s_code.approvals.render` turns a card into the text
+every face shows (the prompt line, the details document, the CLI) and into its wire form, so no
+client renders one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, Literal
+
+CardKind = Literal["edit", "command", "host_process"]
 
 
 @dataclass(frozen=True)
+class EditFile:
+    """One file of an edit batch."""
+
+    path: str
+    created: bool
+    via: str  # "disk" or "editor" (an open buffer)
+    lines_before: int
+    lines_after: int
+    sha_before: str | None
+    sha_after: str
+    added: int | None = None  # +/- lines, counted from the diff when the user is asked
+    removed: int | None = None
+    diff: str | None = None  # the unified diff, redacted and bounded
+
+
+@dataclass(frozen=True)
+class EditDetails:
+    files: tuple[EditFile, ...]
+
+
+@dataclass(frozen=True)
+class SandboxShown:
+    """The effective sandbox of a command, as the card shows it."""
+
+    tier: int
+    label: str
+    cwd: str
+    network: bool
+    readable: tuple[str, ...]
+    writable: tuple[str, ...]
+    read_only: tuple[str, ...]
+    hidden: tuple[str, ...]
+    runtimes: tuple[str, ...]
+    caches: dict[str, str]
+    env: tuple[str, ...]
+    limits: dict[str, str] = field(default_factory=dict)
+    not_prevented: tuple[str, ...] = ()  # what this tier cannot stop, in plain words
+
+
+@dataclass(frozen=True)
+class CommandDetails:
+    argv: tuple[str, ...]
+    cwd: str
+    network: bool
+    sandbox: SandboxShown
+
+
+@dataclass(frozen=True)
+class HostProcessDetails:
+    """A full-authority process (an MCP server, a hook, a terminal) the user is asked to trust."""
+
+    process_kind: str
+    name: str
+    layer: str
+    file: str
+    argv: tuple[str, ...]
+    cwd: str
+    env_names: tuple[str, ...]
+    credential_handles: tuple[str, ...]
+    executable_sha256: str | None
+    hash: str
+    notes: tuple[str, ...] = ()
+
+
+Details = EditDetails | CommandDetails | HostProcessDetails
+
+
+def _wire(value: Any) -> Any:
+    """A details object as plain JSON data (tuples as lists)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _wire(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_wire(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _wire(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True, eq=False)
 class Card:
-    kind: str  # "edit", "command", ...
-    title: str  # one line, well under 200 characters
+    kind: CardKind
+    title: str  # one line, well under 200 characters; escaped when rendered
     target: str  # edits: a JSON array of paths (a batch) or the plain path (legacy form)
-    details: dict[str, Any]
+    details: Details
     id: str = field(default_factory=lambda: "a-" + uuid.uuid4().hex[:12])
 
-    @property
+    @cached_property
+    def details_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = _wire(self.details)
+        return wire
+
+    @cached_property
     def digest(self) -> str:
         body = json.dumps(
-            {"kind": self.kind, "target": self.target, "details": self.details},
+            {"kind": self.kind, "target": self.target, "details": self.details_wire},
             sort_keys=True,
             separators=(",", ":"),
         )
         return hashlib.sha256(body.encode()).hexdigest()
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "title": self.title,
-            "target": self.target,
-            "details": self.details,
-            "digest": self.digest,
-        }

@@ -10,25 +10,29 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from s_code.approvals import audit
+from s_code.approvals.approver import Approver, PromptUnavailable
 from s_code.approvals.cards import Card
-from s_code.approvals.policy import Operation, decide
+from s_code.approvals.policy import Mode, Operation, decide
 from s_code.protocol.errors import ErrorKind, SCodeError
-from s_code.redaction import Redactor, secret_env_values
-from s_code.tools.session import Session
+from s_code.state.store import WorkspaceStore
 
-REDACTOR_KEY = "redactor"
 MAX_ASKS = 3
 
 
-def redactor_of(session: Session) -> Redactor:
-    """The session's redactor: token rules plus the values of the sidecar's secret variables."""
-    redactor = session.state.get(REDACTOR_KEY)
-    if redactor is None:
-        redactor = session.state[REDACTOR_KEY] = Redactor(secret_env_values())
-    assert isinstance(redactor, Redactor)
-    return redactor
+class Asking(Protocol):
+    """What the gate needs of a session: its mode, its approver and its audit store."""
+
+    @property
+    def mode(self) -> Mode: ...
+
+    @property
+    def approver(self) -> Approver: ...
+
+    @property
+    def store(self) -> WorkspaceStore | None: ...
 
 
 @dataclass
@@ -36,38 +40,46 @@ class Approval:
     card: Card
     decision: str  # "allowed" (by the mode) or "approved" (by the user)
     audit_row: int | None
+    store: WorkspaceStore | None = None
 
-    def ran(self, session: Session, what: dict[str, object]) -> None:
-        audit.finish(session.store, self.audit_row, what)
+    def ran(self, what: dict[str, object]) -> None:
+        """Record what then ran (paths written, argv and exit code) on the audit row."""
+        audit.finish(self.store, self.audit_row, what)
 
 
-def _denied(card: Card, why: str) -> SCodeError:
-    return SCodeError(ErrorKind.APPROVAL_DENIED, f"{why}: {card.title}", card=card.digest)
+def _denied(card: Card, why: str, **data: object) -> SCodeError:
+    return SCodeError(ErrorKind.APPROVAL_DENIED, f"{why}: {card.title}", card=card.digest, **data)
 
 
 async def check(
-    session: Session,
+    session: Asking,
     operation: Operation,
     card: Card,
     reproject: Callable[[], Awaitable[Card]] | None = None,
 ) -> Approval:
-    mode = session.permission_mode
-    decision = decide(mode, operation)  # type: ignore[arg-type]
+    mode, store = session.mode, session.store
+    decision = decide(mode, operation)
     if decision == "allow":
-        return Approval(card, "allowed", audit.record(session.store, card, "allowed", mode))
+        return Approval(card, "allowed", audit.record(store, card, "allowed", mode), store)
     if decision == "reject":
-        audit.record(session.store, card, "rejected", mode)
+        audit.record(store, card, "rejected", mode)
         raise _denied(card, "not allowed in any mode")
     for _ in range(MAX_ASKS):
-        approved = await session.approver.ask(card)
-        row = audit.record(session.store, card, "approved" if approved else "denied", mode)
+        try:
+            approved = await session.approver.ask(card)
+        except PromptUnavailable as exc:
+            audit.record(store, card, "unasked", mode)
+            raise _denied(
+                card, f"the editor could not show the approval prompt ({exc})", reason="no_prompt"
+            ) from None
+        row = audit.record(store, card, "approved" if approved else "denied", mode)
         if not approved:
             raise _denied(card, "the user did not approve")
         if reproject is None:
-            return Approval(card, "approved", row)
+            return Approval(card, "approved", row, store)
         again = await reproject()
         if again.digest == card.digest:
-            return Approval(again, "approved", row)
-        audit.finish(session.store, row, {"not_run": "the operation changed after approval"})
+            return Approval(again, "approved", row, store)
+        audit.finish(store, row, {"not_run": "the operation changed after approval"})
         card = again  # what would run now differs from what was approved: ask about it
     raise _denied(card, "the operation kept changing after approval; it was not run")

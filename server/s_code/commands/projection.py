@@ -13,15 +13,15 @@ import shlex
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from s_code.approvals.cards import Card
+from s_code.approvals.cards import Card, CommandDetails, SandboxShown
 from s_code.approvals.policy import Operation
-from s_code.protocol.errors import ErrorKind, SCodeError
+from s_code.protocol.display import head_tail
+from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.redaction import Redactor
 from s_code.sandbox import caches, tiers
 from s_code.sandbox.profile import Profile, build
-from s_code.tools.session import Session
+from s_code.session.session import Session
 from s_code.workspace.root import WorkspaceRoot
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY
@@ -43,19 +43,20 @@ class Projection:
 
     def card(self, redactor: Redactor) -> Card:
         shown = [redactor.redact(a) for a in self.argv]
-        line = shlex.join(shown)
         compact = shlex.join([_short_path(shown[0]), *shown[1:]])
         where = self.cwd_display or "."
         extra = ", network" if self.profile.network else ""
-        short = compact if len(compact) <= 72 else compact[:71] + "…"
-        title = f"Run {short} in {where} ({self.profile.label}{extra})"
-        details: dict[str, Any] = {
-            "argv": shown,
-            "cwd": self.profile.cwd,
-            "network": self.profile.network,
-            "sandbox": _shown_profile(self.profile, self.tmp),
-        }
-        return Card("command", title[:190], line, details)
+        title = f"Run {head_tail(compact, TITLE_COMMAND)} in {where} ({self.profile.label}{extra})"
+        details = CommandDetails(
+            argv=tuple(shown),
+            cwd=self.profile.cwd,
+            network=self.profile.network,
+            sandbox=_shown_profile(self.profile, self.tmp),
+        )
+        return Card("command", title, shlex.join(shown), details)
+
+
+TITLE_COMMAND = 120  # characters of the command in the title: its head and its tail
 
 
 def _short_path(path: str) -> str:
@@ -66,11 +67,32 @@ def _short_path(path: str) -> str:
     return "/".join([*parts[:2], "…", *parts[-2:]])
 
 
-def _shown_profile(profile: Profile, tmp: str) -> dict[str, Any]:
-    wire = profile.to_wire()
+def _shown_profile(profile: Profile, tmp: str) -> SandboxShown:
     # the private tmp gets a fresh name on every run: show what it is, not a name
-    wire["writable"] = ["<private tmp>" if w == tmp else w for w in wire["writable"]]
-    return wire
+    return SandboxShown(
+        tier=profile.tier,
+        label=profile.label,
+        cwd=profile.cwd,
+        network=profile.network,
+        readable=profile.readable,
+        writable=tuple("<private tmp>" if w == tmp else w for w in profile.writable),
+        read_only=profile.read_only,
+        hidden=profile.hidden,
+        runtimes=profile.runtimes,
+        caches=dict(sorted(profile.caches.items())),
+        env=tuple(sorted(profile.env)),
+    )
+
+
+def check_argv(command: list[str]) -> None:
+    """An argv the sandbox can run: a program name, no NUL anywhere."""
+    if not command:
+        raise invalid_params("command must be a non-empty array of strings", "command")
+    for i, arg in enumerate(command):
+        if "\0" in arg:
+            raise invalid_params("an argument holds a NUL character", f"command.{i}")
+    if not command[0]:
+        raise invalid_params("the program name is empty", "command.0")
 
 
 def _locate(session: Session, cwd: str | None) -> tuple[WorkspaceRoot, tuple[str, ...], str]:
@@ -133,6 +155,7 @@ def resolve_executable(name: str, cwd: str, path: str) -> str:
 
 
 def project(session: Session, command: list[str], cwd: str | None, network: bool) -> Projection:
+    check_argv(command)
     root, cwd_abs, cwd_display = resolve_cwd(session, cwd)
     workspace = Path(root.real_path)
     refuse_unsafe_workspace(str(workspace))

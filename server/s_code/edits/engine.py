@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from s_code.approvals.gate import Approval, check, redactor_of
+from s_code.approvals.gate import Approval, check
 from s_code.approvals.policy import decide
 from s_code.edits import writing
 from s_code.edits.card import edit_card
@@ -27,13 +27,18 @@ from s_code.edits.preflight import Target, prepare
 from s_code.edits.request import ApplyPatchArgs, plans_of
 from s_code.edits.writing import WriteFailed
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
-from s_code.tools.session import Session
+from s_code.session.session import Session
 from s_code.workspace.documents import revision_of
 from s_code.workspace.writes import Staged
 
 RESERVATION_WAIT = 2.0
-TURN_KEY = "turn"
 T = TypeVar("T")
+
+
+def applied_paths(paths: list[str]) -> dict[str, list[str]]:
+    """The files a failed batch did write: ``applied_paths`` (tool error data is snake_case)
+    and ``appliedPaths``, the name PROTOCOL.md gives them, both kept."""
+    return {"applied_paths": paths, "appliedPaths": paths}
 
 
 def journal_of(session: Session) -> Journal:
@@ -41,7 +46,7 @@ def journal_of(session: Session) -> Journal:
         raise SCodeError(
             ErrorKind.DURABILITY_UNCONFIRMED,
             "the state store is unavailable, so edits could not be undone; refusing",
-            appliedPaths=[],
+            **applied_paths([]),
         )
     return Journal(session.store)
 
@@ -49,8 +54,8 @@ def journal_of(session: Session) -> Journal:
 async def approve(session: Session, targets: list[Target], legacy: bool) -> Approval:
     """The gate for a batch. Re-projection after approval is the revision recheck before the
     first write: a file changed since the card was built fails the batch (stale_revision)."""
-    asking = decide(session.permission_mode, "edit") == "ask"  # type: ignore[arg-type]
-    card = edit_card(targets, legacy, redactor_of(session), with_diff=asking)
+    asking = decide(session.mode, "edit") == "ask"
+    card = edit_card(targets, legacy, session.redactor, with_diff=asking)
     return await check(session, "edit", card)
 
 
@@ -178,7 +183,7 @@ class Batch:
             end_turn=self.turn if self.own_turn else None,
             owner=owner,
         )
-        approval.ran(self.session, {"written": sorted(t.loc.display for t in self.written)})
+        approval.ran({"written": sorted(t.loc.display for t in self.written)})
 
     def on_disk(self, turn_id: str | None, approval: Approval, owner: str) -> bool:
         """On a worker thread, for a batch with no open buffer: the reservation (raising
@@ -240,7 +245,7 @@ def _not_durable(batch: Batch) -> SCodeError:
     return SCodeError(
         ErrorKind.DURABILITY_UNCONFIRMED,
         f"{t.loc.display!r} was written but the directory fsync failed",
-        appliedPaths=[w.loc.display for w in batch.written],
+        **applied_paths([w.loc.display for w in batch.written]),
         turn_id=batch.turn,
     )
 
@@ -276,8 +281,9 @@ def _partially_applied(batch: Batch, failed: WriteFailed) -> SCodeError:
         ErrorKind.PARTIALLY_APPLIED,
         f"stopped at {t.loc.display!r}: {err.message}"
         + (f"; already written: {', '.join(done)}" if done else "; nothing was written"),
-        appliedPaths=done,
-        failedPath=t.loc.display,
+        **applied_paths(done),
+        failed_path=t.loc.display,
+        failedPath=t.loc.display,  # the spelling of release 0.1, kept one release
         cause=err.to_data(),
         turn_id=batch.turn,
     )
@@ -290,7 +296,7 @@ def _cancelled_after_writing(batch: Batch) -> SCodeError:
     return SCodeError(
         ErrorKind.CANCELLED,
         f"apply_patch was cancelled after writing {', '.join(done)}; the rest was not written",
-        appliedPaths=done,
+        **applied_paths(done),
         turn_id=batch.turn,
     )
 
@@ -300,9 +306,8 @@ def _turn_for(session: Session, journal: Journal, turn_id: str | None) -> tuple[
         if not journal.turn_exists(turn_id):
             raise invalid_params(f"no turn {turn_id!r}", "turn_id")
         return turn_id, False
-    current = session.state.get(TURN_KEY)
-    if current is not None:
-        return str(current), False
+    if session.turn is not None:
+        return session.turn, False
     return journal.begin_turn(), True
 
 

@@ -12,12 +12,12 @@ import stat
 from dataclasses import dataclass
 from functools import cached_property
 
-from s_code.edits.protected import fold
 from s_code.edits.request import MAX_BYTES, FilePlan
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
-from s_code.tools.session import Session
+from s_code.session.session import Session
 from s_code.workspace.documents import OpenDocument, revision_of, sha256_hex
 from s_code.workspace.folders import Located
+from s_code.workspace.protected import fold
 from s_code.workspace.read import decode_text
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from s_code.edits.journal import Journal, UndoRecord
 from s_code.protocol.errors import ErrorKind, SCodeError
-from s_code.tools.session import Session
+from s_code.session.session import Session
 from s_code.workspace.documents import sha256_hex
 from s_code.workspace.paths import split_relative
 from s_code.workspace.root import WorkspaceRoot

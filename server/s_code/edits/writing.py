@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from s_code.edits.journal import Journal
 from s_code.edits.preflight import Target
 from s_code.protocol.errors import ErrorKind, SCodeError
-from s_code.tools.session import Session
+from s_code.session.session import Session
 from s_code.workspace.documents import revision_of, sha256_hex
 from s_code.workspace.writes import (
     COMPARE_LIMIT,

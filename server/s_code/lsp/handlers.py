@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -18,13 +18,15 @@ from s_code.lsp.server import PERMISSION_MODES, SCodeServer
 from s_code.protocol import methods
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.protocol.unicode import all_encodable, field_path, unencodable
-from s_code.tools.session import Session
+
+if TYPE_CHECKING:
+    from s_code.session.session import Session
 
 log = logging.getLogger(__name__)
 
 
 def control_params(
-    raw: Any, fields: dict[str, type], required: tuple[str, ...] = ()
+    raw: Any, fields: dict[str, type | tuple[type, ...]], required: tuple[str, ...] = ()
 ) -> dict[str, Any]:
     """Check a control method's params: an object with exactly the known fields, typed, the
     required ones present; fields are checked in the order given."""
@@ -39,12 +41,21 @@ def control_params(
         if key in required:
             _required(raw, key)
         if key in raw and not isinstance(raw[key], kind):
-            kind_name = "object" if kind is dict else "string" if kind is str else kind.__name__
+            kind_name = _KIND_NAMES.get(kind, getattr(kind, "__name__", "value"))
             raise invalid_params(f"{key} must be a {kind_name}", key)
     if not all_encodable(raw):
         bad = field_path(unencodable(raw, ()) or ())
         raise invalid_params(f"{bad}: the text has an unpaired UTF-16 surrogate", bad)
     return raw
+
+
+_KIND_NAMES: dict[Any, str] = {
+    dict: "object",
+    str: "string",
+    list: "array",
+    bool: "boolean",
+    (str, type(None)): "string or null",
+}
 
 
 def _required(params: dict[str, Any], key: str) -> Any:
@@ -60,94 +71,92 @@ def _required(params: dict[str, Any], key: str) -> Any:
 
 
 def _session(server: SCodeServer) -> Session:
-    if server.session is None:
+    session = server.session
+    if session is None:
         raise SCodeError(
             ErrorKind.NOT_FOUND,
             "no workspace is open: initialize with a file:// workspace folder or rootUri",
         )
-    return server.session
+    return session
 
 
-async def call_tool(server: SCodeServer, name: str, raw: Any, prefix: str = "") -> Any:
-    """Validate ``raw`` against the tool's model and run it; the one path for both faces."""
-    from s_code.protocol.models import parse_params
+async def _call(server: SCodeServer, name: str, raw: Any, prefix: str = "") -> Any:
+    """The one dispatch (imported on the first call, so ``initialize`` never waits for it)."""
+    from s_code.tools.dispatch import call
 
-    session = _session(server)
-    tool = server.registry.get(name)
-    try:
-        args = parse_params(tool.args, raw)
-    except SCodeError as err:
-        if prefix and "field" in err.data:
-            err.data["field"] = f"{prefix}.{err.data['field']}"
-        raise
-    result = await tool.handler(session, args)
-    return result.to_wire()
-
-
-def _journal(session: Session) -> Any:
-    from s_code.edits.engine import journal_of
-
-    return journal_of(session)
+    return await call(_session(server), name, raw, field_prefix=prefix)
 
 
 async def _tools_list(server: SCodeServer, params: Any) -> Any:
+    from s_code.tools.catalog import tools_list
+
     control_params(params, {})
-    return {"tools": [t.describe() for t in server.registry.core()]}
+    return tools_list(_session(server))
 
 
 async def _tools_call(server: SCodeServer, params: Any) -> Any:
     p = control_params(params, {"name": str, "arguments": dict}, ("name",))
     name = _required(p, "name")
-    return await call_tool(server, name, p.get("arguments", {}), "arguments")
+    return await _call(server, name, p.get("arguments", {}), "arguments")
 
 
 async def _mode_get(server: SCodeServer, params: Any) -> Any:
     control_params(params, {})
-    return {"mode": _session(server).permission_mode, "modes": list(PERMISSION_MODES)}
+    return {"mode": _session(server).mode, "modes": list(PERMISSION_MODES)}
 
 
 async def _mode_set(server: SCodeServer, params: Any) -> Any:
     mode = _required(control_params(params, {"mode": str}), "mode")
     if mode not in PERMISSION_MODES:
         raise invalid_params(f"unknown mode {mode!r}; one of {', '.join(PERMISSION_MODES)}", "mode")
-    _session(server).permission_mode = mode
+    _session(server).mode = mode
     return {"mode": mode}
 
 
-async def _turn_begin(server: SCodeServer, params: Any) -> Any:
-    from s_code.edits.engine import TURN_KEY
+async def _edit_format_get(server: SCodeServer, params: Any) -> Any:
+    from s_code.session.session import EDIT_FORMATS
 
     control_params(params, {})
-    session = _session(server)
-    turn = await asyncio.to_thread(_journal(session).begin_turn)
-    session.state[TURN_KEY] = turn
-    return {"turnId": turn}
+    return {"format": _session(server).edit_format, "formats": list(EDIT_FORMATS)}
+
+
+async def _edit_format_set(server: SCodeServer, params: Any) -> Any:
+    from s_code.session.session import EDIT_FORMATS
+
+    p = control_params(params, {"format": (str, type(None))}, ("format",))
+    fmt = p["format"]
+    if fmt is not None and fmt not in EDIT_FORMATS:
+        raise invalid_params(
+            f"unknown format {fmt!r}; one of {', '.join(EDIT_FORMATS)}, or null", "format"
+        )
+    _session(server).edit_format = fmt
+    return {"format": fmt}
+
+
+async def _turn_begin(server: SCodeServer, params: Any) -> Any:
+    from s_code.edits.turns import begin_turn
+
+    control_params(params, {})
+    return {"turnId": await begin_turn(_session(server))}
 
 
 async def _turn_end(server: SCodeServer, params: Any) -> Any:
-    from s_code.edits.engine import TURN_KEY
+    from s_code.edits.turns import end_turn
 
     turn = _required(control_params(params, {"turnId": str}), "turnId")
-    session = _session(server)
-    journal = _journal(session)
-    if not await asyncio.to_thread(journal.turn_exists, turn):
-        raise invalid_params(f"no turn {turn!r}", "turnId")
-    await asyncio.to_thread(journal.end_turn, turn)
-    if session.state.get(TURN_KEY) == turn:
-        del session.state[TURN_KEY]
+    await end_turn(_session(server), turn)
     return {"turnId": turn}
 
 
 async def _turn_undo(server: SCodeServer, params: Any) -> Any:
-    from s_code.edits.undo import undo_turn
+    from s_code.edits.turns import undo
 
     turn = _required(control_params(params, {"turnId": str}), "turnId")
-    session = _session(server)
-    return await undo_turn(session, _journal(session), turn)
+    return await undo(_session(server), turn)
 
 
 async def _sandbox_preview(server: SCodeServer, params: Any) -> Any:
-    from s_code.tools.command_tools import preview
+    from s_code.commands.run import preview
 
     p = control_params(params, {"command": list, "cwd": str, "network": bool}, ("command",))
     command = p["command"]
@@ -176,6 +185,8 @@ CONTROL = {
     methods.TURN_END: _turn_end,
     methods.TURN_UNDO: _turn_undo,
     methods.SANDBOX_PREVIEW: _sandbox_preview,
+    methods.EDIT_FORMAT_GET: _edit_format_get,
+    methods.EDIT_FORMAT_SET: _edit_format_set,
     methods.APPROVAL_DETAILS: _approval_details,
 }
 
@@ -190,7 +201,7 @@ def _bind(server: SCodeServer, method: str, run: Any) -> None:
 
 def _tool_runner(name: str) -> Any:
     async def run(server: SCodeServer, params: Any) -> Any:
-        return await call_tool(server, name, params)
+        return await _call(server, name, params)
 
     return run
 
@@ -207,6 +218,7 @@ def register(server: SCodeServer) -> None:
 
     @server.feature(types.INITIALIZED)
     def on_initialized(params: types.InitializedParams) -> None:
+        server.session  # opened now, after the initialize reply  # noqa: B018
         for warning in server.init_warnings:
             server.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Warning, message=warning)

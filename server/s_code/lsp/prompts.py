@@ -1,17 +1,17 @@
 """Asking the user in the editor: ``window/showMessageRequest`` or ``s-code/approval/request``.
 
-The message is one compact line (what, where, how many); the actions are "Approve once", "Deny"
-and "Show details". Details open the whole card (every target) as a read-only document through
-``window/showDocument``, or as a message when the client cannot show documents, and the question
-is asked again. A client that declares ``experimental.sCode.approvalCards`` gets the card itself
-and answers ``{decision: "approve" | "deny"}``. Anything but an explicit approval is a denial, and
-a client without prompts is denied outright (fail closed). The transport only carries questions:
-the policy decided to ask before any of this runs.
+The question is the card's one-line message; the actions are "Approve once", "Deny" and "Show
+details". Details open the whole card (its rendered document) through ``window/showDocument``, or
+as a message when the client cannot show documents, and the question is asked again. A client
+that declares ``experimental.sCode.approvalCards`` gets the card itself (with its rendering) and
+answers ``{decision: "approve" | "deny"}``. ``window/showMessageRequest`` is base LSP: every other
+client is asked through it, whatever it declared. Anything but an explicit approval is a denial;
+a client that answers the request with an error could not show it, and the denial says so. The
+transport only carries questions: the policy decided to ask before any of this runs.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Any
@@ -19,54 +19,14 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from s_code.approvals.approver import PromptUnavailable
 from s_code.approvals.cards import Card
+from s_code.approvals.render import document, message, wire
 from s_code.protocol import methods
 
 log = logging.getLogger(__name__)
 APPROVE, DENY, DETAILS = "Approve once", "Deny", "Show details"
 _MAX_DETAILS = 5
-
-
-def render(card: Card) -> str:
-    """The full card as a readable document."""
-    lines = [
-        f"# s-code asks: {card.title}",
-        "",
-        f"- kind: {card.kind}",
-        f"- digest: {card.digest}",
-        f"- target: {card.target}",
-    ]
-    if card.kind == "edit":
-        files = card.details.get("files", [])
-        lines += ["", f"## {len(files)} file(s)", ""]
-        for f in files:
-            change = "new file" if f.get("created") else f"{f['lines_before']} → {f['lines_after']}"
-            lines.append(f"- `{f['path']}` ({change} lines, via {f['via']})")
-        diffs = [f["diff"] for f in files if f.get("diff")]
-        if diffs:
-            lines += ["", "## changes", "", "```diff", *diffs, "```"]
-    elif card.kind == "command":
-        box = card.details["sandbox"]
-        lines += [
-            "",
-            "## command",
-            "",
-            f"    {card.target}",
-            "",
-            f"- working directory: `{card.details['cwd']}`",
-            f"- network: {'REQUESTED' if card.details['network'] else 'off'}",
-            f"- sandbox: tier {box['tier']} ({box['label']})",
-            f"- readable: {', '.join(box['readable'])}",
-            f"- writable: {', '.join(box['writable'])}",
-            f"- kept read-only: {', '.join(os.path.basename(p) for p in box['read_only']) or '-'}",
-            f"- private (empty): {', '.join(box['hidden']) or '-'}",
-            f"- runtimes (read-only): {', '.join(box['runtimes']) or '-'}",
-            f"- environment: {', '.join(box['env'])}",
-        ]
-    else:
-        lines += ["", "## details", "", "```json", json.dumps(card.details, indent=2), "```"]
-    lines.append("")
-    return "\n".join(lines)
 
 
 class PromptApprover:
@@ -76,13 +36,11 @@ class PromptApprover:
     def __init__(
         self,
         server: LanguageServer,
-        can_prompt: bool,
         can_show_document: bool = False,
         approval_cards: bool = False,
         cards_dir: str | None = None,
     ) -> None:
         self.server = server
-        self.can_prompt = can_prompt
         self.can_show_document = can_show_document
         self.approval_cards = approval_cards
         self.cards_dir = cards_dir
@@ -93,8 +51,6 @@ class PromptApprover:
         try:
             if self.approval_cards:
                 return await self._ask_card(card)
-            if not self.can_prompt:
-                return False
             return await self._ask_message(card)
         finally:
             self.pending.pop(card.id, None)
@@ -102,17 +58,17 @@ class PromptApprover:
     async def _ask_card(self, card: Card) -> bool:
         try:
             answer = await self.server.protocol.send_request_async(
-                methods.APPROVAL_REQUEST, {"card": card.to_wire()}
+                methods.APPROVAL_REQUEST, {"card": wire(card)}
             )
         except Exception as exc:
             log.warning("the approval request failed: %s", exc)
-            return False
+            raise PromptUnavailable(f"{methods.APPROVAL_REQUEST} failed: {exc}") from None
         return isinstance(answer, dict) and answer.get("decision") == "approve"
 
     async def _ask_message(self, card: Card) -> bool:
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
-            message=f"s-code: {card.title}?",
+            message=message(card),
             actions=[types.MessageActionItem(title=t) for t in (APPROVE, DENY, DETAILS)],
         )
         for _ in range(_MAX_DETAILS):
@@ -120,7 +76,7 @@ class PromptApprover:
                 answer = await self.server.window_show_message_request_async(params)
             except Exception as exc:
                 log.warning("the approval prompt failed: %s", exc)
-                return False
+                raise PromptUnavailable(f"window/showMessageRequest failed: {exc}") from None
             title = getattr(answer, "title", None)
             if title != DETAILS:
                 return title == APPROVE
@@ -128,7 +84,7 @@ class PromptApprover:
         return False
 
     async def show_details(self, card: Card) -> None:
-        text = render(card)
+        text = document(card)
         if self.can_show_document and self.cards_dir is not None:
             path = self._write(card, text)
             try:
@@ -155,11 +111,7 @@ class PromptApprover:
 
     def details(self, card_id: str) -> dict[str, Any] | None:
         card = self.pending.get(card_id)
-        return None if card is None else {"card": card.to_wire(), "text": render(card)}
-
-
-def can_prompt(caps: types.ClientCapabilities) -> bool:
-    return caps.window is not None and caps.window.show_message is not None
+        return None if card is None else {"card": wire(card), "text": document(card)}
 
 
 def can_show_document(caps: types.ClientCapabilities) -> bool:

@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import FeatureRequestError, JsonRpcInternalError
@@ -21,28 +21,23 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from s_code import __version__
-from s_code.edits.protected import ProtectedPaths
+from s_code.approvals.policy import MODES
 from s_code.lsp.converter import raw_converter
 from s_code.lsp.editor import LspEditor, supports_apply_edit
 from s_code.lsp.overlay import BufferOverlay
-from s_code.lsp.prompts import (
-    PromptApprover,
-    can_prompt,
-    can_show_document,
-    wants_approval_cards,
-)
+from s_code.lsp.prompts import PromptApprover, can_show_document, wants_approval_cards
 from s_code.protocol import methods
-from s_code.tools.registry import Registry
-from s_code.tools.session import Session
-from s_code.workspace.folders import Folders
+
+if TYPE_CHECKING:
+    from s_code.session.session import Session
+    from s_code.tools.registry import Registry
 
 log = logging.getLogger(__name__)
 
 _HEADER = b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
 """pygls' own header, byte for byte."""
 
-PERMISSION_MODES = ("manual", "accept-edits", "workspace")
-EDIT_APPLICATIONS = ("auto", "disk", "editor")
+PERMISSION_MODES = MODES
 
 
 class SCodeProtocol(LanguageServerProtocol):
@@ -99,7 +94,8 @@ class SCodeServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.registry = registry
-        self.session: Session | None = None
+        self._session: Session | None = None
+        self._pending: types.InitializeParams | None = None
         self.overlay = BufferOverlay()
         self.init_warnings: list[str] = []
 
@@ -128,64 +124,54 @@ class SCodeServer(LanguageServer):
     # -- the session --------------------------------------------------------------------------
 
     def open_session(self, params: types.InitializeParams) -> None:
+        """Remember the client's parameters; the session itself is opened after the
+        ``initialize`` reply (on ``initialized``, or the first request that needs it), so the
+        reply waits for nothing but the capabilities."""
+        self._pending = params
+
+    @property
+    def session(self) -> Session | None:
+        if self._session is None and self._pending is not None:
+            params, self._pending = self._pending, None
+            self._session = self._build(params)
+        return self._session
+
+    def _build(self, params: types.InitializeParams) -> Session | None:
+        from s_code.session.options import parse_options
+        from s_code.state.store import state_dir
+        from s_code.tools.host import open_session
+
+        options, warnings = parse_options(params.initialization_options)
+        self.init_warnings.extend(warnings)
         folders = _folders_of(params)
         if not folders:
             log.warning("the client named no file:// workspace folder; tools will refuse")
-            return
-        opts = (
-            params.initialization_options if isinstance(params.initialization_options, dict) else {}
-        )
-        mode = opts.get("permissionMode", "manual")
-        if mode not in PERMISSION_MODES:
-            self.init_warnings.append(
-                f"s-code: unknown permissionMode {mode!r}; using 'manual' "
-                f"(one of {', '.join(PERMISSION_MODES)})"
-            )
-            mode = "manual"
-        edit_application = opts.get("editApplication", "auto")
-        if edit_application not in EDIT_APPLICATIONS:
-            self.init_warnings.append(
-                f"s-code: unknown editApplication {edit_application!r}; using 'auto'"
-            )
-            edit_application = "auto"
-        protected = opts.get("protectedPaths", [])
-        if not (isinstance(protected, list) and all(isinstance(p, str) for p in protected)):
-            self.init_warnings.append("s-code: protectedPaths must be a list of strings; ignored")
-            protected = []
-        from s_code.state.store import state_dir
-
-        opened = Folders.open(folders)
+            return None
         self.overlay.workspace = self.workspace
         caps = params.capabilities
-        self.session = Session(
-            folders=opened,
+        return open_session(
+            folders,
+            options,
             registry=self.registry,
-            store=_open_store(opened),
             overlay=self.overlay,
             notify=self._notify,
-            permission_mode=mode,
-            edit_application=edit_application,
             editor=LspEditor(self, supports_apply_edit(caps)),
             approver=PromptApprover(
                 self,
-                can_prompt(caps),
                 can_show_document(caps),
                 wants_approval_cards(caps),
                 cards_dir=os.path.join(state_dir(), "cards"),
             ),
-            protected=ProtectedPaths(protected),
         )
-        _recover(self.session)
 
     def _notify(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
 
     def close_session(self) -> None:
-        if self.session is not None:
-            self.session.folders.close()
-            if self.session.store is not None:
-                self.session.store.store.close()
-            self.session = None
+        self._pending = None
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
 
 def _folders_of(params: types.InitializeParams) -> list[tuple[str, str | None]]:
@@ -204,34 +190,6 @@ def _folders_of(params: types.InitializeParams) -> list[tuple[str, str | None]]:
         elif params.root_path:
             found.append((params.root_path, None))
     return found
-
-
-def _recover(session: Session) -> None:
-    """Settle writes a crashed sidecar left half done (temp files, pending journal records)."""
-    if session.store is None:
-        return
-    pending = session.store.store.execute(
-        "SELECT 1 FROM undo_records WHERE status = 'pending' LIMIT 1"
-    )
-    if not pending:  # the common case: nothing to settle, and the edit layer stays unloaded
-        return
-    from s_code.edits.journal import Journal
-    from s_code.edits.undo import recover
-
-    try:
-        recover(session, Journal(session.store))
-    except Exception:
-        log.exception("crash recovery failed")
-
-
-def _open_store(folders: Folders) -> Any:
-    from s_code.state.store import Store
-
-    try:
-        return Store.open_default().workspace(folders.primary.real_path)
-    except Exception as exc:  # the session still serves reads without persistence
-        log.error("could not open the state store: %s", exc)
-        return None
 
 
 def _sandbox_tier() -> dict[str, Any]:

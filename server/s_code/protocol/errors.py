@@ -36,17 +36,52 @@ class ErrorKind(StrEnum):
     GIT_ARGUMENT_REJECTED = "git_argument_rejected"
     CANCELLED = "cancelled"
     TIMEOUT = "timeout"
+    HOST_PROCESS_UNTRUSTED = "host_process_untrusted"
+    HOST_PROCESS_FAILED = "host_process_failed"
+    HOOK_BLOCKED = "hook_blocked"
+    SECRET_UNAVAILABLE = "secret_unavailable"
+    CODE_ERROR = "code_error"
+    TOOL_NOT_READ_ONLY = "tool_not_read_only"
     INTERNAL = "internal"
 
 
-# JSON-RPC codes. invalid_params and cancelled use the standard codes; every other kind has its own
-# code in the JSON-RPC server-error range (-32000..-32099), in the order of the enum above.
-_STANDARD_CODES = {ErrorKind.INVALID_PARAMS: -32602, ErrorKind.CANCELLED: -32800}
-ERROR_CODES: dict[ErrorKind, int] = {}
-for _i, _kind in enumerate(k for k in ErrorKind if k not in _STANDARD_CODES):
-    ERROR_CODES[_kind] = -32001 - _i
-ERROR_CODES.update(_STANDARD_CODES)
-ERROR_CODES[ErrorKind.INTERNAL] = -32603
+# The JSON-RPC code of every kind: a fixed table, written out (docs/protocol.md prints it, and a
+# test holds each entry to its number). A new kind takes the next free number; no code is ever
+# reused or renumbered. invalid_params, cancelled and internal use JSON-RPC's own codes; every
+# other kind has its own code in the server-error range (-32000..-32099).
+ERROR_CODES: dict[ErrorKind, int] = {
+    ErrorKind.INVALID_PARAMS: -32602,
+    ErrorKind.UNKNOWN_TOOL: -32001,
+    ErrorKind.NOT_FOUND: -32002,
+    ErrorKind.PATH_ESCAPE: -32003,
+    ErrorKind.PROTECTED_PATH: -32004,
+    ErrorKind.STALE_REVISION: -32005,
+    ErrorKind.ALIAS_CONFLICT: -32006,
+    ErrorKind.LIMIT_EXCEEDED: -32007,
+    ErrorKind.MATCH_NOT_FOUND: -32008,
+    ErrorKind.MATCH_AMBIGUOUS: -32009,
+    ErrorKind.OVERLAPPING_EDITS: -32010,
+    ErrorKind.MIXED_EDIT_KINDS: -32011,
+    ErrorKind.PATCH_SYNTAX: -32012,
+    ErrorKind.UNSUPPORTED_PATCH_OP: -32013,
+    ErrorKind.UNSUPPORTED_ENCODING: -32014,
+    ErrorKind.RESERVATION_CONFLICT: -32015,
+    ErrorKind.PARTIALLY_APPLIED: -32016,
+    ErrorKind.DURABILITY_UNCONFIRMED: -32017,
+    ErrorKind.APPROVAL_DENIED: -32018,
+    ErrorKind.SANDBOX_UNAVAILABLE: -32019,
+    ErrorKind.GIT_CONFIG_REJECTED: -32020,
+    ErrorKind.GIT_ARGUMENT_REJECTED: -32021,
+    ErrorKind.TIMEOUT: -32022,
+    ErrorKind.HOST_PROCESS_UNTRUSTED: -32023,
+    ErrorKind.HOST_PROCESS_FAILED: -32024,
+    ErrorKind.HOOK_BLOCKED: -32025,
+    ErrorKind.SECRET_UNAVAILABLE: -32026,
+    ErrorKind.CODE_ERROR: -32027,
+    ErrorKind.TOOL_NOT_READ_ONLY: -32028,
+    ErrorKind.CANCELLED: -32800,
+    ErrorKind.INTERNAL: -32603,
+}
 
 
 class SCodeError(Exception):

@@ -18,6 +18,8 @@ TURN_END = "s-code/turn/end"
 TURN_UNDO = "s-code/turn/undo"
 SANDBOX_PREVIEW = "s-code/sandbox/preview"
 APPROVAL_DETAILS = "s-code/approval/details"
+EDIT_FORMAT_GET = "s-code/editFormat/get"
+EDIT_FORMAT_SET = "s-code/editFormat/set"
 
 # Typed tool methods (model-facing snake_case params).
 READ_FILE = "s-code/readFile"
@@ -40,8 +42,9 @@ COMMAND_OUTPUT = "s-code/commandOutput"
 # Server -> client requests.
 APPROVAL_REQUEST = "s-code/approval/request"
 
-# Every tool's typed method, by tool name. The server advertises and binds these before the tool
-# layer (pydantic models) is imported; a test checks the table against the registry.
+# Every built-in tool's typed method, by tool name: the one table of them. The server advertises
+# and binds these before the tool layer (pydantic models) is imported, and each ToolDef takes its
+# method from here. Runtime tools (MCP) have no typed method: s-code/tools/call only.
 TOOL_METHODS = {
     "read_file": READ_FILE,
     "apply_patch": APPLY_PATCH,
@@ -67,6 +70,8 @@ CONTROL_METHODS = (
     TURN_UNDO,
     SANDBOX_PREVIEW,
     APPROVAL_DETAILS,
+    EDIT_FORMAT_GET,
+    EDIT_FORMAT_SET,
 )
 NOTIFICATIONS = (PLAN_UPDATED, COMMAND_OUTPUT)
 SERVER_REQUESTS = (APPROVAL_REQUEST,)

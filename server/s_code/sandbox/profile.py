@@ -13,9 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from s_code.edits.protected import PROTECTED_DIRS, PROTECTED_FILES
 from s_code.sandbox import runtimes
 from s_code.sandbox.caches import Caches
+from s_code.workspace.protected import (
+    PROTECTED_DIRS,
+    nested_git_dirs,
+    protected_in,
+)
 
 LABELS = {1: "bubblewrap+landlock+seccomp", 2: "landlock+seccomp", 3: "unsandboxed"}
 # Device nodes a build may write; everything else under /dev is read-only or absent.
@@ -70,15 +74,7 @@ class Profile:
 
 
 def nested_gits(workspace: str) -> tuple[str, ...]:
-    from s_code.sandbox.watch import nested_git_dirs
-
     return tuple(os.path.join(workspace, rel) for rel in nested_git_dirs(workspace))
-
-
-def protected_in(workspace: str) -> tuple[str, ...]:
-    """The protected names at the workspace root (existing or not) as absolute paths."""
-    names = sorted(PROTECTED_DIRS | PROTECTED_FILES)
-    return tuple(os.path.join(workspace, n) for n in names)
 
 
 def _with_home_path_dirs(roots: tuple[str, ...], path: str, home: str) -> tuple[str, ...]:

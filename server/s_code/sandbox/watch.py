@@ -21,7 +21,7 @@ import stat
 import uuid
 from collections.abc import Iterable, Iterator
 
-from s_code.sandbox.profile import protected_in
+from s_code.workspace.protected import nested_git_dirs, protected_in
 
 log = logging.getLogger(__name__)
 
@@ -99,44 +99,6 @@ def _walk(workspace: str, rel: str, budget: list[int]) -> Iterator[tuple[str, En
             except OSError:
                 continue
             stack.extend(f"{current}/{name}" for name in sorted(names, reverse=True))
-
-
-# Directories not searched for nested repositories: dependencies and build output.
-_SKIP = frozenset(
-    {"node_modules", ".venv", "venv", "target", "build", "dist", "__pycache__", ".tox", ".git"}
-)
-NESTED_DEPTH = 3
-_NESTED_BUDGET = 20000
-
-
-def nested_git_dirs(workspace: str) -> list[str]:
-    """Repositories below the workspace root (``vendor/lib/.git``, a directory or a ``gitdir:``
-    file), and directories laid out as a git directory themselves (``HEAD``, ``objects``,
-    ``refs``: git would open them as a bare repository), the root included, to ``NESTED_DEPTH``
-    levels and a bounded number of directories."""
-    found: list[str] = []
-    frontier, seen = [""], 0
-    for _ in range(NESTED_DEPTH + 1):
-        deeper: list[str] = []
-        for rel in frontier:
-            try:
-                entries = list(os.scandir(os.path.join(workspace, rel) if rel else workspace))
-            except OSError:
-                continue
-            names = {e.name for e in entries}
-            if {"HEAD", "objects", "refs"} <= names:
-                found.append(f"{rel}/HEAD" if rel else "HEAD")  # a bare layout: its HEAD
-            for entry in entries:
-                seen += 1
-                if seen > _NESTED_BUDGET:
-                    break
-                child = f"{rel}/{entry.name}" if rel else entry.name
-                if entry.name == ".git" and rel:
-                    found.append(child)
-                elif entry.is_dir(follow_symlinks=False) and entry.name not in _SKIP:
-                    deeper.append(child)
-        frontier = deeper
-    return sorted(found)
 
 
 def _git_subset(workspace: str, rel: str, snap: Snapshot, budget: list[int]) -> None:

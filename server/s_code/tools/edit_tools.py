@@ -8,10 +8,9 @@ from pydantic import Field
 
 from s_code.edits.engine import apply_patch
 from s_code.edits.request import ApplyPatchArgs
-from s_code.protocol import methods
 from s_code.protocol.models import Result
+from s_code.session.session import Session
 from s_code.tools.registry import ToolDef
-from s_code.tools.session import Session
 
 
 class AppliedFile(Result):
@@ -43,7 +42,6 @@ async def _apply_patch(session: Session, args: ApplyPatchArgs) -> ApplyPatchResu
 TOOLS = (
     ToolDef(
         name="apply_patch",
-        method=methods.APPLY_PATCH,
         args=ApplyPatchArgs,
         result=ApplyPatchResult,
         handler=_apply_patch,

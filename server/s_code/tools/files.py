@@ -7,10 +7,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from s_code.protocol import methods
 from s_code.protocol.models import Args, Result
+from s_code.session.session import Session
 from s_code.tools.registry import ToolDef
-from s_code.tools.session import Session
 from s_code.workspace.listing import list_files
 from s_code.workspace.read import load_raw, read_file
 from s_code.workspace.search import search_text
@@ -156,7 +155,6 @@ async def _search_text(session: Session, args: SearchTextArgs) -> SearchTextResu
 TOOLS = (
     ToolDef(
         name="read_file",
-        method=methods.READ_FILE,
         args=ReadFileArgs,
         result=ReadFileResult,
         handler=_read_file,
@@ -168,7 +166,6 @@ TOOLS = (
     ),
     ToolDef(
         name="list_files",
-        method=methods.LIST_FILES,
         args=ListFilesArgs,
         result=ListFilesResult,
         handler=_list_files,
@@ -180,7 +177,6 @@ TOOLS = (
     ),
     ToolDef(
         name="search_text",
-        method=methods.SEARCH_TEXT,
         args=SearchTextArgs,
         result=SearchTextResult,
         handler=_search_text,

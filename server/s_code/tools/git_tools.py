@@ -18,11 +18,10 @@ from s_code.git import operations
 from s_code.git.commits import Commit
 from s_code.git.layout import Repository, discover
 from s_code.git.patches import Change, FileDiff
-from s_code.protocol import methods
 from s_code.protocol.errors import invalid_params
 from s_code.protocol.models import Args, Result
+from s_code.session.session import Session
 from s_code.tools.registry import ToolDef
-from s_code.tools.session import Session
 from s_code.workspace.root import WorkspaceRoot
 
 MAX_PATHS = 64
@@ -90,13 +89,14 @@ class GitStatusResult(Result):
 
 async def _git_status(session: Session, args: GitStatusArgs) -> GitStatusResult:
     t = _Target(session, [args.path], "path")
-    answer = await operations.status(
-        t.repo,
-        t.roots,
-        t.pathspecs,
-        untracked=args.untracked,
-        max_entries=args.max_entries,
-    )
+    async with session.lock.git():  # never while a command runs
+        answer = await operations.status(
+            t.repo,
+            t.roots,
+            t.pathspecs,
+            untracked=args.untracked,
+            max_entries=args.max_entries,
+        )
     s = answer.status
     return GitStatusResult(
         branch=s.branch,
@@ -206,16 +206,17 @@ async def _git_diff(session: Session, args: GitDiffArgs) -> GitDiffResult:
         raise invalid_params("staged compares the index with one base revision", "target")
     options = gitargs.options(args.options, "diff")
     t = _Target(session, list(args.paths))
-    answer = await operations.diff(
-        t.repo,
-        t.roots,
-        revisions,
-        t.pathspecs,
-        staged=args.staged,
-        context_lines=args.context_lines,
-        options=options,
-        max_bytes=args.max_bytes,
-    )
+    async with session.lock.git():  # never while a command runs
+        answer = await operations.diff(
+            t.repo,
+            t.roots,
+            revisions,
+            t.pathspecs,
+            staged=args.staged,
+            context_lines=args.context_lines,
+            options=options,
+            max_bytes=args.max_bytes,
+        )
     return GitDiffResult(files=_files(t, answer.files), truncated=answer.truncated)
 
 
@@ -256,16 +257,17 @@ async def _git_log(session: Session, args: GitLogArgs) -> GitLogResult:
         filters.append("--until=" + gitargs.date_value(args.until, "until"))
     options = gitargs.options(args.options, "log")
     t = _Target(session, list(args.paths))
-    answer = await operations.log(
-        t.repo,
-        t.roots,
-        revision,
-        t.pathspecs,
-        max_count=args.max_count,
-        skip=args.skip,
-        filters=filters,
-        options=options,
-    )
+    async with session.lock.git():  # never while a command runs
+        answer = await operations.log(
+            t.repo,
+            t.roots,
+            revision,
+            t.pathspecs,
+            max_count=args.max_count,
+            skip=args.skip,
+            filters=filters,
+            options=options,
+        )
     return GitLogResult(commits=[_commit(c) for c in answer.commits], truncated=answer.truncated)
 
 
@@ -290,15 +292,16 @@ async def _git_show(session: Session, args: GitShowArgs) -> GitShowResult:
     revision = gitargs.revision(args.revision, "revision")
     options = gitargs.options(args.options, "show")
     t = _Target(session, list(args.paths))
-    answer = await operations.show(
-        t.repo,
-        t.roots,
-        revision,
-        t.pathspecs,
-        context_lines=args.context_lines,
-        options=options,
-        max_bytes=args.max_bytes,
-    )
+    async with session.lock.git():  # never while a command runs
+        answer = await operations.show(
+            t.repo,
+            t.roots,
+            revision,
+            t.pathspecs,
+            context_lines=args.context_lines,
+            options=options,
+            max_bytes=args.max_bytes,
+        )
     return GitShowResult(
         commit=_commit(answer.commit), files=_files(t, answer.files), truncated=answer.truncated
     )
@@ -351,16 +354,17 @@ async def _git_blame(session: Session, args: GitBlameArgs) -> GitBlameResult:
     if revision is None:  # git reads the working-tree file: it must open beneath the root
         with loc.root.opened(loc.parts):
             pass
-    answer = await operations.blame(
-        t.repo,
-        t.roots,
-        revision,
-        t.pathspecs[0],
-        start_line=args.start_line,
-        end_line=args.end_line,
-        options=options,
-        max_lines=args.max_lines,
-    )
+    async with session.lock.git():  # never while a command runs
+        answer = await operations.blame(
+            t.repo,
+            t.roots,
+            revision,
+            t.pathspecs[0],
+            start_line=args.start_line,
+            end_line=args.end_line,
+            options=options,
+            max_lines=args.max_lines,
+        )
     b = answer.blame
     return GitBlameResult(
         path=t.show(_strip_path(t, t.pathspecs[0])) or args.path,
@@ -396,7 +400,6 @@ def _strip_path(t: _Target, pathspec: str) -> str:
 TOOLS = (
     ToolDef(
         name="git_status",
-        method=methods.GIT_STATUS,
         args=GitStatusArgs,
         result=GitStatusResult,
         handler=_git_status,
@@ -409,7 +412,6 @@ TOOLS = (
     ),
     ToolDef(
         name="git_diff",
-        method=methods.GIT_DIFF,
         args=GitDiffArgs,
         result=GitDiffResult,
         handler=_git_diff,
@@ -421,7 +423,6 @@ TOOLS = (
     ),
     ToolDef(
         name="git_log",
-        method=methods.GIT_LOG,
         args=GitLogArgs,
         result=GitLogResult,
         handler=_git_log,
@@ -433,7 +434,6 @@ TOOLS = (
     ),
     ToolDef(
         name="git_show",
-        method=methods.GIT_SHOW,
         args=GitShowArgs,
         result=GitShowResult,
         handler=_git_show,
@@ -445,7 +445,6 @@ TOOLS = (
     ),
     ToolDef(
         name="git_blame",
-        method=methods.GIT_BLAME,
         args=GitBlameArgs,
         result=GitBlameResult,
         handler=_git_blame,

@@ -9,8 +9,8 @@ from pydantic import Field, model_validator
 from s_code.protocol import methods
 from s_code.protocol.errors import invalid_params
 from s_code.protocol.models import Args, Result
+from s_code.session.session import Session
 from s_code.tools.registry import ToolDef
-from s_code.tools.session import Session
 
 PLAN_KEY = "plan"
 
@@ -52,7 +52,7 @@ async def _update_plan(session: Session, args: UpdatePlanArgs) -> UpdatePlanResu
         total=len(args.plan),
     )
     wire = result.to_wire()
-    session.state[PLAN_KEY] = wire
+    session.plan = wire
     if session.store is not None:
         session.store.put(PLAN_KEY, wire)
     session.notify(methods.PLAN_UPDATED, wire)
@@ -62,7 +62,6 @@ async def _update_plan(session: Session, args: UpdatePlanArgs) -> UpdatePlanResu
 TOOLS = (
     ToolDef(
         name="update_plan",
-        method=methods.UPDATE_PLAN,
         args=UpdatePlanArgs,
         result=UpdatePlanResult,
         handler=_update_plan,

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import Field
 
-from s_code.protocol import methods
 from s_code.protocol.models import Args, Result
-from s_code.tools.registry import Registry, ToolDef
-from s_code.tools.session import Session
+from s_code.session.session import Session
+from s_code.tools.registry import ToolDef
 
 _WORD = re.compile(r"[a-z0-9]+")
 NAME_WEIGHT, ARGUMENT_WEIGHT, DESCRIPTION_WEIGHT = 5, 2, 1
@@ -31,7 +31,7 @@ def score(tool: ToolDef, terms: set[str]) -> int:
     return total
 
 
-def search(registry: Registry, query: str, limit: int) -> list[ToolDef]:
+def search(registry: Iterable[ToolDef], query: str, limit: int) -> list[ToolDef]:
     terms = _words(query)
     ranked = [(score(t, terms), t.name, t) for t in registry]
     ranked = [r for r in ranked if r[0] > 0]
@@ -59,7 +59,6 @@ async def _tool_search(session: Session, args: ToolSearchArgs) -> ToolSearchResu
 TOOLS = (
     ToolDef(
         name="tool_search",
-        method=methods.TOOLS_SEARCH,
         args=ToolSearchArgs,
         result=ToolSearchResult,
         handler=_tool_search,

@@ -152,6 +152,29 @@ function cases.show_details_opens_the_card_read_only()
   check(not vim.bo[card].modifiable, 'the card is read-only')
 end
 
+--- The card of a command, shown through the prompt and "Show details": the buffer holds the
+--- server's document line for line. With S_CODE_CARD_OUT set, what was shown is written there
+--- (tests/editors/test_card_faces.py compares it with the other faces).
+function cases.card_face()
+  open('a.txt')
+  answers = { 'Show details', 'Deny' }
+  local err = s_code.call_sync('run_command', { command = { 'true' } })
+  eq(kind(err), 'approval_denied', 'denied after reading the details')
+  local card
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):match('%.md$') then
+      card = b
+    end
+  end
+  check(card ~= nil, 'the card was opened')
+  local shown = lines(card)
+  eq(shown, vim.fn.readfile(vim.api.nvim_buf_get_name(card)), 'the buffer is the document')
+  local out = os.getenv('S_CODE_CARD_OUT')
+  if out then
+    vim.fn.writefile({ vim.json.encode({ asked = prompts, shown = table.concat(shown, '\n') }) }, out)
+  end
+end
+
 function cases.undo_turn_command_restores()
   open('a.txt')
   local r = read('b.txt')
@@ -203,7 +226,7 @@ function cases.commands_complete_and_show()
   vim.cmd('SCodeSandboxPreview make test')
   ok = vim.wait(10000, function()
     local text = table.concat(lines(require('s_code.ui').scratch('sandbox')), '\n')
-    return text:find('decision: ask', 1, true) ~= nil
+    return text:find('decision in this mode: ask', 1, true) ~= nil
   end, 20)
   check(ok, ':SCodeSandboxPreview shows the profile and that manual mode asks')
 end

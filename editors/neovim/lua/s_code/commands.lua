@@ -78,23 +78,10 @@ function M.sandbox_preview(opts)
       vim.notify('s-code: ' .. err.message, vim.log.levels.ERROR)
       return
     end
-    local box = r.sandbox
-    show('sandbox', {
-      '# s-code sandbox preview',
-      '',
-      '    ' .. table.concat(r.argv, ' '),
-      '',
-      ('- tier %d (%s), network %s, decision: %s'):format(
-        box.tier,
-        box.label,
-        box.network and 'REQUESTED' or 'off',
-        r.decision
-      ),
-      '- readable: ' .. table.concat(box.readable, ', '),
-      '- writable: ' .. table.concat(box.writable, ', '),
-      '- private: ' .. table.concat(box.hidden, ', '),
-      '- environment: ' .. table.concat(box.env, ', '),
-    })
+    -- the server's rendering of the card, as every face shows it, then what this mode decides
+    local lines = vim.split(r.card.text, '\n', { plain = true })
+    table.insert(lines, 'decision in this mode: ' .. r.decision)
+    show('sandbox', lines)
   end)
 end
 

@@ -75,7 +75,7 @@ function M.request(method, params, callback)
   -- user sees (with a bufnr, only that buffer's would be)
   client:request(method, params, function(err, result)
     if result and type(result) == 'table' then
-      remember_turn(result.turn_id or result.turnId)
+      remember_turn(result.turn_id)
     end
     if callback then
       callback(err, result)

@@ -81,7 +81,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
-    from s_code.commands.cli_sandbox import run
+    from s_code.cli.sandbox import run
 
     command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not command:

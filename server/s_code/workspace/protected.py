@@ -1,4 +1,4 @@
-"""Protected paths: never written by the agent, whatever the permission mode.
+"""The protected set, in one place: paths the agent never writes, whatever the mode.
 
 The check runs on the resolved workspace-relative path, component by component, case-folded after
 NFC normalization, so ``.GIT/hooks/x`` and ``sub/.git/config`` are caught like ``.git/config``.
@@ -8,6 +8,7 @@ agent sends can remove a rule.
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Iterable
 
@@ -52,3 +53,47 @@ class ProtectedPaths:
             raise SCodeError(
                 ErrorKind.PROTECTED_PATH, f"{display!r} is protected: {why}", path=display
             )
+
+
+def protected_in(workspace: str) -> tuple[str, ...]:
+    """The protected names at the workspace root (existing or not) as absolute paths."""
+    names = sorted(PROTECTED_DIRS | PROTECTED_FILES)
+    return tuple(os.path.join(workspace, n) for n in names)
+
+
+# Directories not searched for nested repositories: dependencies and build output.
+_SKIP = frozenset(
+    {"node_modules", ".venv", "venv", "target", "build", "dist", "__pycache__", ".tox", ".git"}
+)
+NESTED_DEPTH = 3
+_NESTED_BUDGET = 20000
+
+
+def nested_git_dirs(workspace: str) -> list[str]:
+    """Repositories below the workspace root (``vendor/lib/.git``, a directory or a ``gitdir:``
+    file), and directories laid out as a git directory themselves (``HEAD``, ``objects``,
+    ``refs``: git would open them as a bare repository), the root included, to ``NESTED_DEPTH``
+    levels and a bounded number of directories."""
+    found: list[str] = []
+    frontier, seen = [""], 0
+    for _ in range(NESTED_DEPTH + 1):
+        deeper: list[str] = []
+        for rel in frontier:
+            try:
+                entries = list(os.scandir(os.path.join(workspace, rel) if rel else workspace))
+            except OSError:
+                continue
+            names = {e.name for e in entries}
+            if {"HEAD", "objects", "refs"} <= names:
+                found.append(f"{rel}/HEAD" if rel else "HEAD")  # a bare layout: its HEAD
+            for entry in entries:
+                seen += 1
+                if seen > _NESTED_BUDGET:
+                    break
+                child = f"{rel}/{entry.name}" if rel else entry.name
+                if entry.name == ".git" and rel:
+                    found.append(child)
+                elif entry.is_dir(follow_symlinks=False) and entry.name not in _SKIP:
+                    deeper.append(child)
+        frontier = deeper
+    return sorted(found)

@@ -1,0 +1,146 @@
+"""A card as text, rendered once: the one-line question and the whole-card document.
+
+Every face shows exactly this: the LSP prompt (``window/showMessageRequest``), the details
+document (``window/showDocument`` and ``s-code/approval/details``), ``s-code sandbox`` on a
+terminal, and the VS Code and Neovim integrations (they receive ``message`` and ``text`` with
+the card). Every string a repository or agent controls is escaped (:func:`shown`): no control,
+bidi or invisible character reaches the user raw.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from s_code.approvals.cards import Card, CommandDetails, EditDetails, EditFile, HostProcessDetails
+from s_code.protocol.display import head_tail, shown
+
+MESSAGE_LIMIT = 160  # characters of the prompt line before its middle is elided
+_FILES_IN_MESSAGE = 3
+
+
+def _counts(f: EditFile) -> str:
+    if f.created:
+        return f"new, {f.lines_after} line{'s' if f.lines_after != 1 else ''}"
+    if f.added is not None and f.removed is not None:
+        return f"+{f.added} -{f.removed}"
+    return f"{f.lines_before} → {f.lines_after} lines"
+
+
+def message(card: Card) -> str:
+    """The question, on one line: what, where, and what the user most needs to weigh."""
+    d = card.details
+    if isinstance(d, EditDetails):
+        files = [f"{shown(f.path)} ({_counts(f)})" for f in d.files[:_FILES_IN_MESSAGE]]
+        more = len(d.files) - _FILES_IN_MESSAGE
+        listed = ", ".join(files) + (f" and {more} more" if more > 0 else "")
+        verb = "Edit" if len(d.files) == 1 else f"Edit {len(d.files)} files:"
+        return f"s-code: {verb} {head_tail(listed, MESSAGE_LIMIT)}?"
+    if isinstance(d, CommandDetails):
+        box = d.sandbox
+        net = "NETWORK REQUESTED" if d.network else "no network"
+        scope = "unsandboxed: your full access" if box.tier == 3 else "writes only the workspace"
+        return f"s-code: {shown(card.title)}? ({net}; {scope})"
+    if isinstance(d, HostProcessDetails):
+        return (
+            f"s-code: {shown(card.title)}? It runs outside the sandbox with your account's "
+            "filesystem and network access."
+        )
+    return f"s-code: {shown(card.title)}?"
+
+
+def _edit_lines(d: EditDetails) -> list[str]:
+    lines = [f"Files ({len(d.files)}):"]
+    for f in d.files:
+        mark = "A" if f.created else "M"
+        lines.append(f"  {mark} {shown(f.path)}  ({_counts(f)}, via {f.via})")
+    diffs = [f.diff for f in d.files if f.diff]
+    if diffs:
+        lines += ["", "Changes:", "", "```diff", *(shown(x, keep_newlines=True) for x in diffs)]
+        lines.append("```")
+    return lines
+
+
+def _list(paths: tuple[str, ...]) -> str:
+    return ", ".join(shown(p) for p in paths) or "-"
+
+
+def _command_lines(d: CommandDetails) -> list[str]:
+    box = d.sandbox
+    lines = [
+        "Command (exactly what runs, one argument per line):",
+        *(f"  [{i}] {shown(a)}" for i, a in enumerate(d.argv)),
+        "",
+        f"Working directory: {shown(d.cwd)}",
+        f"Network: {'REQUESTED' if d.network else 'off'}",
+        f"Sandbox: tier {box.tier} ({box.label})",
+        f"Can read: {_list(box.readable)}",
+        f"Can write: {_list(box.writable)}",
+        f"Kept read-only: {', '.join(shown(os.path.basename(p)) for p in box.read_only) or '-'}",
+        f"Private (empty): {_list(box.hidden)}",
+        f"Runtimes (read-only): {_list(box.runtimes)}",
+        "Dependency caches: "
+        + (", ".join(f"{k}={shown(v)}" for k, v in sorted(box.caches.items())) or "-"),
+        f"Environment: {_list(box.env)}",
+    ]
+    if box.limits:
+        lines.append("Limits: " + ", ".join(f"{k} {v}" for k, v in sorted(box.limits.items())))
+    for note in box.not_prevented:
+        lines.append(f"Not prevented in this tier: {note}")
+    return lines
+
+
+def _host_lines(d: HostProcessDetails) -> list[str]:
+    lines = [
+        "This process runs OUTSIDE the sandbox with your account's filesystem and network access.",
+        "",
+        f"Kind: {d.process_kind}",
+        f"Name: {shown(d.name)}",
+        f"Configured in: {shown(d.file)} ({d.layer} layer)",
+        "Command (exactly what runs, one argument per line):",
+        *(f"  [{i}] {shown(a)}" for i, a in enumerate(d.argv)),
+        f"Working directory: {shown(d.cwd)}",
+        f"Environment variables: {_list(d.env_names)}",
+        f"Credential handles (values never shown): {_list(d.credential_handles)}",
+        f"Executable SHA-256: {d.executable_sha256 or '-'}",
+        f"Trust hash: {d.hash}",
+    ]
+    lines += [f"Note: {shown(n)}" for n in d.notes]
+    return lines
+
+
+def document(card: Card) -> str:
+    """The whole card: every target, every argument, the scope; plain text that also reads as
+    Markdown."""
+    d = card.details
+    lines = [
+        f"# s-code asks: {shown(card.title)}",
+        "",
+        f"kind: {card.kind} · digest: {card.digest}",
+    ]
+    if card.kind == "edit" and not card.target.startswith("["):
+        lines.append(f"target: {shown(card.target)}")
+    lines.append("")
+    if isinstance(d, EditDetails):
+        lines += _edit_lines(d)
+    elif isinstance(d, CommandDetails):
+        lines += _command_lines(d)
+    elif isinstance(d, HostProcessDetails):
+        lines += _host_lines(d)
+    lines.append("")
+    return "\n".join(lines)
+
+
+def wire(card: Card) -> dict[str, Any]:
+    """The card as clients receive it, with its rendering: ``message`` (the one-line question)
+    and ``text`` (the whole card), which every client shows as they are."""
+    return {
+        "id": card.id,
+        "kind": card.kind,
+        "title": card.title,
+        "target": card.target,
+        "details": card.details_wire,
+        "digest": card.digest,
+        "message": message(card),
+        "text": document(card),
+    }

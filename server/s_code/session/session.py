@@ -1,0 +1,89 @@
+"""The session: everything a tool, a domain or a face may use while one client is connected.
+
+Typed fields, no untyped state: the workspace folders, the tool table, the store, the editor's
+buffers and bridge, the approver, the permission mode, the protected set, the turn and the plan,
+the redactor, the command/git lock. Nothing here knows LSP or the tool layer: a face builds the
+session (``s_code.tools.host.open_session``) and hands it to the one dispatch. The defaults fail
+closed: no editor bridge (edits go to disk), and an approver that denies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from s_code.approvals.approver import Approver, DenyAll
+from s_code.approvals.policy import Mode
+from s_code.redaction import Redactor, secret_env_values
+from s_code.session.locks import CommandGitLock
+from s_code.state.store import WorkspaceStore
+from s_code.workspace.documents import Documents, OpenDocument, no_overlay
+from s_code.workspace.folders import Folders
+from s_code.workspace.protected import ProtectedPaths
+
+Notify = Callable[[str, dict[str, Any]], None]
+EditApplication = Literal["auto", "disk", "editor"]
+EditFormat = Literal["lines", "text", "patch"]
+EDIT_FORMATS: tuple[EditFormat, ...] = ("lines", "text", "patch")
+
+
+class EditorBridge(Protocol):
+    """Edits an open buffer through the editor (``workspace/applyEdit``)."""
+
+    can_apply_edit: bool
+
+    async def apply_edit(self, doc: OpenDocument, new_text: str, label: str) -> bool: ...
+
+
+class NoEditor:
+    can_apply_edit = False
+
+    async def apply_edit(self, doc: OpenDocument, new_text: str, label: str) -> bool:
+        return False
+
+
+class ToolTable(Protocol):
+    """The session's tools as the core sees them (the registry lives in the tool layer)."""
+
+    def get(self, name: str) -> Any: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+def _drop(_method: str, _params: dict[str, Any]) -> None:
+    return None
+
+
+def default_redactor() -> Redactor:
+    """Token rules plus the values of the sidecar's own secret-looking variables."""
+    return Redactor(secret_env_values())
+
+
+@dataclass(eq=False)
+class Session:
+    folders: Folders
+    registry: ToolTable
+    store: WorkspaceStore | None = None
+    overlay: Documents = no_overlay
+    notify: Notify = _drop
+    mode: Mode = "manual"
+    edit_application: EditApplication = "auto"
+    edit_format: EditFormat | None = None
+    """The apply_patch form tools/list shows the model; None: every form."""
+    editor: EditorBridge = field(default_factory=NoEditor)
+    approver: Approver = field(default_factory=DenyAll)
+    protected: ProtectedPaths = field(default_factory=ProtectedPaths)
+    redactor: Redactor = field(default_factory=default_redactor)
+    turn: str | None = None
+    """The turn begun with ``s-code/turn/begin`` that edits join; None: each edit its own."""
+    plan: dict[str, Any] | None = None
+    """The plan as last set by update_plan (its wire form)."""
+    known_repositories: dict[str, set[str]] = field(default_factory=dict)
+    """Per workspace root: nested repositories seen before a command (kept watched)."""
+    lock: CommandGitLock = field(default_factory=CommandGitLock)
+
+    def close(self) -> None:
+        self.folders.close()
+        if self.store is not None:
+            self.store.store.close()

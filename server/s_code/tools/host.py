@@ -1,0 +1,75 @@
+"""Opening a session: what every face does once it knows its workspace and its client.
+
+The LSP adapter, the CLI and the demo all open sessions here: the folders, the state store (a
+session still serves reads when it cannot be opened), the typed options, and crash recovery of
+the edit journal. The face passes what only it can provide: the editor's buffers, the editor
+bridge, the approver and the notifier.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from s_code.approvals.approver import Approver, DenyAll
+from s_code.edits.recovery import recover_interrupted
+from s_code.session.options import SessionOptions
+from s_code.session.session import EditorBridge, NoEditor, Notify, Session, ToolTable
+from s_code.state.store import Store, WorkspaceStore
+from s_code.workspace.documents import Documents, no_overlay
+from s_code.workspace.folders import Folders
+from s_code.workspace.protected import ProtectedPaths
+
+log = logging.getLogger(__name__)
+
+
+def _drop(_method: str, _params: dict[str, Any]) -> None:
+    return None
+
+
+def _open_store(folders: Folders) -> WorkspaceStore | None:
+    try:
+        return Store.open_default().workspace(folders.primary.real_path)
+    except Exception as exc:  # the session still serves reads without persistence
+        log.error("could not open the state store: %s", exc)
+        return None
+
+
+def default_tools() -> ToolTable:
+    from s_code.tools.builtin import default_registry
+
+    return default_registry()
+
+
+def open_session(
+    folders: list[tuple[str, str | None]],
+    options: SessionOptions | None = None,
+    *,
+    registry: ToolTable | None = None,
+    overlay: Documents = no_overlay,
+    notify: Notify = _drop,
+    editor: EditorBridge | None = None,
+    approver: Approver | None = None,
+    store: bool = True,
+) -> Session:
+    """A session on ``folders`` (path, name), its interrupted writes settled."""
+    opts = options if options is not None else SessionOptions()
+    opened = Folders.open(folders)
+    session = Session(
+        folders=opened,
+        registry=registry if registry is not None else default_tools(),
+        store=_open_store(opened) if store else None,
+        overlay=overlay,
+        notify=notify,
+        mode=opts.permission_mode,
+        edit_application=opts.edit_application,
+        edit_format=opts.edit_format,
+        editor=editor if editor is not None else NoEditor(),
+        approver=approver if approver is not None else DenyAll(),
+        protected=ProtectedPaths(opts.protected_paths),
+    )
+    if session.store is not None:
+        plan = session.store.get("plan")  # update_plan's, kept across a restart
+        session.plan = plan if isinstance(plan, dict) else None
+    recover_interrupted(session)
+    return session
