@@ -231,11 +231,19 @@ def test_unicode_lines() -> None:
     assert update(text, body) == "größe = 1\n名前 = 'ÿ'\nemoji = '🎉'\n"
 
 
-def test_result_ending_in_a_blank_line_is_what_codex_writes() -> None:
-    # Codex: "a\n\n".split("\n") = ["a", "", ""]; the final "" is dropped, 'a' becomes 'b', and
-    # the last line is already "", so no newline is added: "b\n".
-    assert update("a\n\n", "@@\n-a\n+b\n") == "b\n"
-    assert update("a\n", "@@\n a\n+\n") == "a\n"
+def test_lines_outside_the_hunks_stay_as_they_were() -> None:
+    # Codex 0.169 (tests/oracle/): an update changes the lines its hunks name and nothing else;
+    # blank lines at the end of the file are lines like the others (issue 22).
+    assert update("a\n\n", "@@\n-a\n+b\n") == "b\n\n"
+    assert update("x\ny\n\n", "@@\n-x\n+X\n") == "X\ny\n\n"
+    assert update("a\n\n\n", "@@\n a\n-\n") == "a\n\n"
+    assert update("\n\na\n\n", "@@\n-a\n") == "\n\n\n"
+
+
+def test_a_hunk_adds_and_removes_blank_lines_at_the_end() -> None:
+    assert update("a\n", "@@\n a\n+\n") == "a\n\n"
+    assert update("a\nb\n", "@@\n-b\n+\n") == "a\n\n"
+    assert update("a\n\n", "@@\n a\n-\n") == "a\n"
 
 
 def test_update_of_an_empty_file_cannot_match() -> None:

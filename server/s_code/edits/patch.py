@@ -240,7 +240,6 @@ def apply_update(original: str, pf: PatchFile) -> str:
         lines[at : at + len(hunk.old)] = hunk.new
         pos = at + len(hunk.new)
         delta += len(hunk.new) - len(hunk.old)
-    # As Codex does: the text ends with one newline, and a final empty line is that newline.
-    if not lines or lines[-1] != "":
-        lines.append("")
-    return "\n".join(lines)
+    # Every line ends with a newline, the hunks' new lines as the lines they did not touch:
+    # nothing outside the hunks changes (blank lines at the end included), as Codex writes it.
+    return "".join(line + "\n" for line in lines)
