@@ -246,6 +246,16 @@ def test_a_hunk_adds_and_removes_blank_lines_at_the_end() -> None:
     assert update("a\n\n", "@@\n a\n-\n") == "a\n"
 
 
+def test_a_cr_inside_a_patch_line_is_an_ordinary_character() -> None:
+    # Codex does not end patch lines at a lone CR either: the new line holds it, byte for byte
+    # (and the file it makes is one the patch form then refuses to update).
+    assert update("a\n", "@@\n a\n+b\rc\n") == "a\nb\rc\n"
+    (f,) = P.parse(BEGIN + "*** Add File: n\n+x\ry\n" + END)
+    assert f.content == "x\ry\n"
+    err = update_error("a\n", "@@\n-a\rb\n+c\n")
+    assert err.kind is ErrorKind.MATCH_NOT_FOUND
+
+
 def test_update_of_an_empty_file_cannot_match() -> None:
     err = update_error("", "@@\n-x\n")
     assert err.kind is ErrorKind.MATCH_NOT_FOUND
@@ -258,6 +268,10 @@ def test_update_of_an_empty_file_cannot_match() -> None:
         ("a\nb\r\nc\n", "crlf_target"),  # one CRLF is enough
         ("a\nb", "no_trailing_newline"),
         ("a", "no_trailing_newline"),
+        ("a\rb\nc\n", "lone_cr_target"),  # Codex would end a line at the CR
+        ("a\nb\rc\n", "lone_cr_target"),  # wherever it is: Codex rewrites the endings after it
+        ("a\n\r", "lone_cr_target"),
+        ("a\rb\r\n", "crlf_target"),
     ],
 )
 def test_targets_the_subset_cannot_express(original: str, op: str) -> None:
@@ -288,7 +302,12 @@ async def test_patch_updates_and_adds(ws: EngineWorkspace) -> None:
 
 
 @pytest.mark.parametrize(
-    ("data", "op"), [(b"a\r\nb\r\n", "crlf_target"), (b"a\nb", "no_trailing_newline")]
+    ("data", "op"),
+    [
+        (b"a\r\nb\r\n", "crlf_target"),
+        (b"a\nb", "no_trailing_newline"),
+        (b"a\nb\rc\n", "lone_cr_target"),
+    ],
 )
 async def test_engine_refuses_unexpressible_targets(
     ws: EngineWorkspace, data: bytes, op: str
