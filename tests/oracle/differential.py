@@ -25,7 +25,7 @@ from pathlib import Path
 from s_code.edits.request import ApplyPatchArgs, plans_of
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.protocol.models import parse_params
-from tests.oracle import codex
+from tests.oracle import codex_oracle as codex
 from tests.oracle.cases import Case
 from tests.oracle.reference import Applied, Outcome, Refused, reference
 

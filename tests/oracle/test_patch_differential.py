@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from s_code.protocol.errors import ErrorKind, SCodeError
-from tests.oracle import codex
+from tests.oracle import codex_oracle as codex
 from tests.oracle.cases import Case, cases
 from tests.oracle.differential import (
     after,

@@ -12,7 +12,7 @@ import pytest
 from s_code.edits.request import ApplyPatchArgs, plans_of
 from s_code.protocol.errors import SCodeError
 from s_code.protocol.models import parse_params
-from tests.oracle import codex
+from tests.oracle import codex_oracle as codex
 from tests.oracle.cases import Case
 from tests.oracle.differential import revisions, scode
 from tests.oracle.reference import reference
