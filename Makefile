@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 VSCODE := editors/vscode
 VSCODE_STAMP := $(VSCODE)/node_modules/.installed
 
-.PHONY: demo test lint format bench docs clean vsix lock
+.PHONY: demo test lint format bench docs clean vsix lock oracle
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,7 +43,18 @@ $(E2E_STAMP): $(E2E)/package-lock.json $(NODE24_STAMP)
 	cd $(E2E) && PATH="$(CURDIR)/$(E2E)/node24/node_modules/.bin:$$PATH" npm ci --no-audit --no-fund
 	touch $(E2E_STAMP)
 
-test: lint $(VSCODE_STAMP) $(E2E_STAMP)
+# The reference of the patch form's differential test (tests/oracle/): OpenAI Codex from npm,
+# pinned; its native binary (the platform's optional dependency) runs as apply_patch.
+ORACLE := tests/oracle/codex
+ORACLE_STAMP := $(ORACLE)/node_modules/.installed
+
+$(ORACLE_STAMP): $(ORACLE)/package-lock.json
+	cd $(ORACLE) && npm ci --no-audit --no-fund
+	touch $(ORACLE_STAMP)
+
+oracle: $(ORACLE_STAMP)
+
+test: lint $(VSCODE_STAMP) $(E2E_STAMP) $(ORACLE_STAMP)
 	$(VENV)/bin/pytest -q
 
 vsix: $(VSCODE_STAMP)
@@ -68,4 +79,4 @@ docs: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(VSCODE)/node_modules $(VSCODE)/dist \
-		$(E2E)/node_modules $(E2E)/node24/node_modules
+		$(E2E)/node_modules $(E2E)/node24/node_modules $(ORACLE)/node_modules

@@ -231,11 +231,29 @@ def test_unicode_lines() -> None:
     assert update(text, body) == "größe = 1\n名前 = 'ÿ'\nemoji = '🎉'\n"
 
 
-def test_result_ending_in_a_blank_line_is_what_codex_writes() -> None:
-    # Codex: "a\n\n".split("\n") = ["a", "", ""]; the final "" is dropped, 'a' becomes 'b', and
-    # the last line is already "", so no newline is added: "b\n".
-    assert update("a\n\n", "@@\n-a\n+b\n") == "b\n"
-    assert update("a\n", "@@\n a\n+\n") == "a\n"
+def test_lines_outside_the_hunks_stay_as_they_were() -> None:
+    # Codex 0.169 (tests/oracle/): an update changes the lines its hunks name and nothing else;
+    # blank lines at the end of the file are lines like the others (issue 22).
+    assert update("a\n\n", "@@\n-a\n+b\n") == "b\n\n"
+    assert update("x\ny\n\n", "@@\n-x\n+X\n") == "X\ny\n\n"
+    assert update("a\n\n\n", "@@\n a\n-\n") == "a\n\n"
+    assert update("\n\na\n\n", "@@\n-a\n") == "\n\n\n"
+
+
+def test_a_hunk_adds_and_removes_blank_lines_at_the_end() -> None:
+    assert update("a\n", "@@\n a\n+\n") == "a\n\n"
+    assert update("a\nb\n", "@@\n-b\n+\n") == "a\n\n"
+    assert update("a\n\n", "@@\n a\n-\n") == "a\n"
+
+
+def test_a_cr_inside_a_patch_line_is_an_ordinary_character() -> None:
+    # Codex does not end patch lines at a lone CR either: the new line holds it, byte for byte
+    # (and the file it makes is one the patch form then refuses to update).
+    assert update("a\n", "@@\n a\n+b\rc\n") == "a\nb\rc\n"
+    (f,) = P.parse(BEGIN + "*** Add File: n\n+x\ry\n" + END)
+    assert f.content == "x\ry\n"
+    err = update_error("a\n", "@@\n-a\rb\n+c\n")
+    assert err.kind is ErrorKind.MATCH_NOT_FOUND
 
 
 def test_update_of_an_empty_file_cannot_match() -> None:
@@ -250,6 +268,10 @@ def test_update_of_an_empty_file_cannot_match() -> None:
         ("a\nb\r\nc\n", "crlf_target"),  # one CRLF is enough
         ("a\nb", "no_trailing_newline"),
         ("a", "no_trailing_newline"),
+        ("a\rb\nc\n", "lone_cr_target"),  # Codex would end a line at the CR
+        ("a\nb\rc\n", "lone_cr_target"),  # wherever it is: Codex rewrites the endings after it
+        ("a\n\r", "lone_cr_target"),
+        ("a\rb\r\n", "crlf_target"),
     ],
 )
 def test_targets_the_subset_cannot_express(original: str, op: str) -> None:
@@ -280,7 +302,12 @@ async def test_patch_updates_and_adds(ws: EngineWorkspace) -> None:
 
 
 @pytest.mark.parametrize(
-    ("data", "op"), [(b"a\r\nb\r\n", "crlf_target"), (b"a\nb", "no_trailing_newline")]
+    ("data", "op"),
+    [
+        (b"a\r\nb\r\n", "crlf_target"),
+        (b"a\nb", "no_trailing_newline"),
+        (b"a\nb\rc\n", "lone_cr_target"),
+    ],
 )
 async def test_engine_refuses_unexpressible_targets(
     ws: EngineWorkspace, data: bytes, op: str

@@ -3,18 +3,40 @@
 (a) line edits, (b) exact text edits, (c) strict patches (against a model of OpenAI Codex's
 apply_patch), all through the real in-process engine on a real workspace folder; (d) invalid
 batches, which must fail with the expected kind and leave the workspace byte-identical.
+Line and text edits also run on any input (mixed line breaks, lone CRs, other line separators,
+no final newline; ranges out of bounds or overlapping, text absent or ambiguous, numbered new
+text) against references that say what each rule refuses. (The patch form's differential
+against Codex itself is tests/oracle/.)
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from s_code.edits.text import LineEdit, _lf_split, apply_line_edits, apply_plain_line_edits
+from s_code.edits.text import (
+    LineEdit,
+    TextEdit,
+    _lf_split,
+    apply_line_edits,
+    apply_plain_line_edits,
+    apply_text_edits,
+)
+from s_code.protocol.errors import ErrorKind, SCodeError
+from tests.unit.edit_references import (
+    Edit,
+    Refusal,
+    done,
+    lf_lines,
+    ref_codex_update,
+    ref_line_edits,
+    ref_text_edits,
+)
 from tests.unit.test_edit_request import BEGIN, END, EngineWorkspace, rev
 
 ENGINE = settings(
@@ -27,99 +49,6 @@ PURE = settings(max_examples=400, deadline=None)
 # A small alphabet makes repeated lines (and so ambiguity) common. No tabs: nothing looks like
 # read_file's "   12<TAB>" prefix.
 LINE = st.sampled_from(["", "a", "b", "ab", "x y", "  z", "12", "-", "@@", "é"])
-
-Edit = tuple[int, int, str]
-
-
-# --- reference models -----------------------------------------------------------------------
-
-
-def split_file(text: str) -> tuple[list[str], str, bool]:
-    """(lines as read_file numbers them, the line break, whether the last line is unterminated)."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    rows = text.replace("\r\n", "\n").split("\n")
-    unterminated = rows[-1] != ""
-    if not unterminated:
-        rows.pop()
-    return rows, newline, unterminated
-
-
-def ref_line_edits(original: str, edits: list[Edit]) -> str:
-    """Walk the original lines once; insertions come before the line they name.
-
-    A file without a final newline keeps that state only when its last line survives as its
-    last line, or is replaced by new_text without a final newline; anything else ends with one.
-    """
-    rows, newline, unterminated = split_file(original)
-    n = len(rows)
-    inserts = {s: t for s, e, t in edits if e == s - 1}
-    replaces = {s: (e, t) for s, e, t in edits if e >= s}
-
-    def new_lines(text: str) -> tuple[list[str], bool]:
-        text = text.replace("\r\n", "\n")
-        if not text:
-            return [], False
-        closed = text.endswith("\n")
-        return (text[:-1] if closed else text).split("\n"), not closed
-
-    out: list[tuple[str, bool]] = []  # (line, may stay unterminated at the end of the file)
-    i = 1
-    while True:
-        if i in inserts:
-            out += [(line, False) for line in new_lines(inserts[i])[0]]
-        if i > n:
-            break
-        if i in replaces:
-            end, text = replaces[i]
-            got, open_text = new_lines(text)
-            out += [(line, False) for line in got]
-            if got and open_text and end == n and unterminated:
-                out[-1] = (out[-1][0], True)
-            i = end + 1
-        else:
-            out.append((rows[i - 1], i == n and unterminated))
-            i += 1
-    if not out:
-        return ""
-    return newline.join(line for line, _ in out) + ("" if out[-1][1] else newline)
-
-
-def ref_text_edits(original: str, edits: list[tuple[str, str]]) -> str:
-    """Edits are given on the LF view of the file; the file's line break is put back at the end."""
-    newline = "\r\n" if "\r\n" in original else "\n"
-    text = original.replace("\r\n", "\n")
-    for old, new in edits:
-        assert text.count(old) == 1
-        text = text.replace(old, new, 1)
-    return text.replace("\n", newline)
-
-
-def codex_lines(original: str, hunks: list[tuple[list[str], list[str]]]) -> list[str]:
-    """Codex's derive_new_contents up to the join: split, drop the final '', find each hunk from
-    the end of the previous one (first exact match), splice from the back."""
-    lines = original.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    replacements = []
-    index = 0
-    for old, new in hunks:
-        start = next(
-            i for i in range(index, len(lines) - len(old) + 1) if lines[i : i + len(old)] == old
-        )
-        replacements.append((start, len(old), new))
-        index = start + len(old)
-    for start, size, new in reversed(replacements):
-        lines[start : start + size] = new
-    return lines
-
-
-def ref_codex_update(original: str, hunks: list[tuple[list[str], list[str]]]) -> str:
-    """... then make sure the last element is '' and join with LF."""
-    lines = codex_lines(original, hunks)
-    if not lines or lines[-1] != "":
-        lines.append("")
-    return "\n".join(lines)
-
 
 # --- strategies -----------------------------------------------------------------------------
 
@@ -164,8 +93,74 @@ def line_edit_lists(draw: st.DrawFn, n: int, allow_empty: bool = True) -> list[E
     return draw(st.permutations(edits))
 
 
+# Lines of any kind for the "any input" properties: a lone CR, characters other tools break lines
+# at, Unicode, tabs, and read_file's numbered prefix (alone on a line: new text of such lines
+# only is refused).
+ODD_LINES = ["a\rb", "\x0b", "\u2028", "\x85", "t\tx", "  12\tn", "12", "名🎉"]
+ANY_LINE = st.sampled_from(["", "a", "b", "ab", "x y", "é", *ODD_LINES])
+
+
+@st.composite
+def any_files(draw: st.DrawFn) -> str:
+    """Each line with its own break (LF or CR LF, mixed), the last maybe without one."""
+    rows = draw(st.lists(ANY_LINE, max_size=8))
+    ends = [draw(st.sampled_from(["\n", "\n", "\r\n"])) for _ in rows]
+    text = "".join(row + end for row, end in zip(rows, ends, strict=True))
+    return text[: -len(ends[-1])] if rows and draw(st.booleans()) else text
+
+
+@st.composite
+def any_texts(draw: st.DrawFn) -> str:
+    """New text: lines of any kind joined by LF or CR LF, ending with a break, a lone CR or
+    none; now and then read_file's numbered lines (refused), or text that only looks so."""
+    if draw(st.integers(0, 19)) == 0:
+        return draw(st.sampled_from(["  7\ta\n\n  8\tb", "t\tx\n", "a\n 9\tb\n"]))
+    rows = draw(st.lists(ANY_LINE.filter(lambda row: "\t" not in row), max_size=3))
+    join = draw(st.sampled_from(["\n", "\r\n"]))
+    return join.join(rows) + draw(st.sampled_from(["", "\n", "\r\n", "\r"]))
+
+
+@st.composite
+def any_line_cases(draw: st.DrawFn) -> tuple[str, list[Edit]]:
+    """Any file; valid edits half the time, else ranges anywhere (before the start, past the
+    end, backwards, overlapping, two insertions at one point)."""
+    original = draw(any_files())
+    n = line_count(original)
+    if draw(st.booleans()):
+        return original, [(s, e, draw(any_texts())) for s, e, _ in draw(line_edit_lists(n))]
+    edits = []
+    for _ in range(draw(st.integers(1, 4))):
+        start = draw(st.integers(1, n + 1) if draw(st.integers(0, 5)) else st.integers(0, n + 2))
+        end = start - 1 + draw(st.integers(0, 1) if draw(st.integers(0, 7)) else st.just(-1))
+        edits.append((start, end, draw(any_texts())))
+    return original, edits
+
+
+@st.composite
+def any_text_cases(draw: st.DrawFn) -> tuple[str, list[tuple[str, str]]]:
+    """Any file; each old_text a piece of the text so far (often not unique), in the file's
+    breaks or as LF, or something absent; applied in order while they apply."""
+    original = draw(any_files().filter(bool))
+    current = original
+    edits: list[tuple[str, str]] = []
+    for _ in range(draw(st.integers(1, 4))):
+        if draw(st.integers(0, 4)) == 0 or not current:
+            old = draw(st.sampled_from(["zz", "a\nb", "\r", "é\n", "12\t", "\n\n"]))
+        else:
+            start = draw(st.integers(0, len(current) - 1))
+            old = current[start : start + draw(st.integers(1, 6))]
+            if draw(st.booleans()):
+                old = old.replace("\r\n", "\n")
+        edits.append((old, draw(any_texts())))
+        result = ref_text_edits(original, edits)
+        if not isinstance(result, str):
+            break
+        current = result
+    return original, edits
+
+
 def line_count(text: str) -> int:
-    return len(split_file(text)[0]) if text else 0
+    return len(lf_lines(text))
 
 
 @st.composite
@@ -258,25 +253,17 @@ def hunk_text(hunks: list[tuple[list[str], list[str], list[str], list[str], list
 
 
 @st.composite
-def patch_cases(
-    draw: st.DrawFn, trailing_blank: bool = True
-) -> tuple[dict[str, str], str, dict[str, str]]:
+def patch_cases(draw: st.DrawFn) -> tuple[dict[str, str], str, dict[str, str]]:
     """(input files, patch text, expected files) for 1-2 updates and maybe one added file."""
     inputs: dict[str, str] = {"untouched.txt": "stay\n"}
     expected = dict(inputs)
     sections = []
     for path in ["u0.txt", "sub/u1.txt"][: draw(st.integers(1, 2))]:
-        rows = st.lists(LINE, min_size=1, max_size=10)
-        if not trailing_blank:
-            rows = rows.filter(lambda r: r[-1] != "")
-        lines = draw(rows)
+        lines = draw(st.lists(LINE, min_size=1, max_size=10))
         original = "".join(x + "\n" for x in lines)
         hunks = draw(hunk_lists(lines))
         pairs = [(h[4], h[0] + h[2] + h[3]) for h in hunks]
         result = ref_codex_update(original, pairs)
-        if not trailing_blank and codex_lines(original, pairs)[-1:] == [""]:
-            hunks = [([], lines, ["end"], [], lines)]
-            result = ref_codex_update(original, [(lines, ["end"])])
         inputs[path] = original
         expected[path] = result
         sections.append(f"*** Update File: {path}\n" + hunk_text(hunks))
@@ -355,6 +342,90 @@ def test_the_plain_line_edit_path_takes_its_case_and_matches_the_reference(
     assert plain == apply_line_edits(original, general)
 
 
+def outcome_of(apply: Callable[[], str]) -> str | Refusal:
+    """The text, or the error as a Refusal (overlaps name two fields: None)."""
+    try:
+        return apply()
+    except SCodeError as err:
+        field = None if err.kind is ErrorKind.OVERLAPPING_EDITS else err.data.get("field")
+        return Refusal(err.kind.value, field, tuple(err.data.get("lines", ())))
+
+
+def agrees(got: str | Refusal, expected: str | frozenset[Refusal] | Refusal) -> bool:
+    """The same text, or a refusal the reference names (one of the rules broken)."""
+    if isinstance(expected, frozenset):
+        return got in expected
+    return got == expected
+
+
+@PURE
+@given(any_line_cases())
+def test_line_edits_on_any_input_match_the_reference(case: tuple[str, list[Edit]]) -> None:
+    """Mixed line breaks, lone CRs, other line separators, no final newline; invalid ranges,
+    overlaps, numbered text: the result or the refusal is the reference's, and the C-level
+    path never takes what the rules refuse."""
+    original, edits = case
+    expected = ref_line_edits(original, edits)
+    line_edits = [LineEdit(s, e, t, i) for i, (s, e, t) in enumerate(edits)]
+    got = outcome_of(lambda: apply_line_edits(original, line_edits))
+    assert agrees(got, expected), (got, expected)
+    plain = apply_plain_line_edits(original, columns(edits))
+    assert plain is None or plain == expected
+
+
+@PURE
+@given(any_text_cases())
+def test_text_edits_on_any_input_match_the_reference(
+    case: tuple[str, list[tuple[str, str]]],
+) -> None:
+    """Ambiguous (overlapping occurrences too, with their lines), absent, CR LF given as LF,
+    later edits seeing earlier ones, numbered text: the result or the first refusal."""
+    original, edits = case
+    text_edits = [TextEdit(o, n, i) for i, (o, n) in enumerate(edits)]
+    got = outcome_of(lambda: apply_text_edits(original, text_edits))
+    assert got == ref_text_edits(original, edits)
+
+
+def test_any_edits_through_the_engine(tmp_path: Path) -> None:
+    """Both formats on any input through the real tool path: the file the reference says, or
+    its refusal with the field in the request, and then not a byte written anywhere."""
+    ws = EngineWorkspace(tmp_path)
+    counter = itertools.count()
+
+    @ENGINE
+    @given(st.one_of(any_line_cases(), any_text_cases()))
+    def check(case: tuple[str, list[Any]]) -> None:
+        original, edits = case
+        path = f"case{next(counter)}/f.txt"
+        r = ws.put(path, original.encode())
+        if isinstance(edits[0][0], int):
+            raw: list[dict[str, Any]] = [
+                {"start_line": s, "end_line": e, "new_text": t} for s, e, t in edits
+            ]
+            expected: Any = ref_line_edits(original, edits)
+        else:
+            raw = [{"old_text": o, "new_text": n} for o, n in edits]
+            expected = ref_text_edits(original, edits)
+        before = ws.tree()
+        got = outcome_of(
+            lambda: (
+                ws.run({"files": [{"path": path, "expected_revision": r, "edits": raw}]})
+                and ws.read(path).decode()
+            )
+        )
+        if isinstance(got, Refusal):
+            assert ws.tree() == before
+            if got.field is not None:
+                assert got.field.startswith("files.0.")
+                got = got._replace(field=got.field.removeprefix("files.0."))
+        assert agrees(got, expected), (got, expected)
+
+    try:
+        check()
+    finally:
+        ws.close()
+
+
 # Every character str.splitlines breaks at, CR alone and in CRLF, and two that it does not.
 BREAKY = st.sampled_from(
     [
@@ -385,7 +456,7 @@ def test_line_edits_through_the_engine(tmp_path: Path) -> None:
         r = ws.put(path, original.encode())
         raw = [{"start_line": s, "end_line": e, "new_text": t} for s, e, t in edits]
         ws.run({"files": [{"path": path, "expected_revision": r, "edits": raw}]})
-        assert ws.read(path) == ref_line_edits(original, edits).encode()
+        assert ws.read(path) == done(ref_line_edits(original, edits)).encode()
 
     try:
         check()
@@ -408,7 +479,7 @@ def test_text_edits_through_the_engine(tmp_path: Path) -> None:
         r = ws.put(path, original.encode())
         raw = [{"old_text": o, "new_text": n} for o, n in edits]
         ws.run({"files": [{"path": path, "expected_revision": r, "edits": raw}]})
-        assert ws.read(path) == ref_text_edits(original, edits).encode()
+        assert ws.read(path) == done(ref_text_edits(original, edits)).encode()
 
     try:
         check()
@@ -452,23 +523,6 @@ def test_patches_through_the_engine_match_codex(tmp_path: Path) -> None:
         ws.close()
 
 
-def test_patches_not_ending_in_a_blank_line_match_codex(tmp_path: Path) -> None:
-    # The same property, kept away from results ending with an empty line (where Codex drops
-    # one trailing blank line; see test_patch_result_ending_in_a_blank_line_matches_codex).
-    ws = EngineWorkspace(tmp_path)
-    counter = itertools.count()
-
-    @ENGINE
-    @given(patch_cases(trailing_blank=False))
-    def check(case: tuple[dict[str, str], str, dict[str, str]]) -> None:
-        run_patch_case(ws, next(counter), case)
-
-    try:
-        check()
-    finally:
-        ws.close()
-
-
 def test_patch_result_ending_in_a_blank_line_matches_codex(tmp_path: Path) -> None:
     ws = EngineWorkspace(tmp_path)
     try:
@@ -491,17 +545,36 @@ def test_patch_result_ending_in_a_blank_line_matches_codex(tmp_path: Path) -> No
         ws.close()
 
 
-def test_the_codex_model_itself() -> None:
-    # Hand-checked values of the reference, so a wrong model cannot hide an engine bug.
+def test_the_reference_models_themselves() -> None:
+    # Hand-checked values of the references, so a wrong model cannot hide an engine bug.
     assert ref_codex_update("a\nb\nc\n", [(["b"], ["B"])]) == "a\nB\nc\n"
     assert ref_codex_update("a\nb\n", [(["a"], ["b"]), (["b"], ["c"])]) == "b\nc\n"
     assert ref_codex_update("only\n", [(["only"], [])]) == ""
-    assert ref_codex_update("a\n\n", [(["a"], ["b"])]) == "b\n"
+    assert ref_codex_update("a\n\n", [(["a"], ["b"])]) == "b\n\n"
     assert ref_line_edits("a\nb", [(3, 2, "c")]) == "a\nb\nc\n"
     assert ref_line_edits("a\nb", [(2, 2, "B")]) == "a\nB"
     assert ref_line_edits("a\r\nb\r\n", [(2, 2, "")]) == "a\r\n"
     assert ref_line_edits("a\nb\nc\n", [(2, 2, ""), (3, 3, "C")]) == "a\nC\n"
     assert ref_text_edits("a\r\nb\r\n", [("a\nb", "x")]) == "x\r\n"
+    # Any input: each line keeps its bytes; new text takes the file's first line break.
+    assert ref_line_edits("a\r\nb\nc", [(2, 2, "B\n")]) == "a\r\nB\r\nc"
+    assert ref_line_edits("a\rb\nc\n", [(2, 2, "x")]) == "a\rb\nx\n"
+    assert ref_line_edits("a\nb\n", [(1, 1, "x"), (1, 0, "y")]) == "y\nx\nb\n"
+    assert ref_line_edits("a\nb", [(2, 2, ""), (3, 2, "c")]) == "a\nc\n"
+    assert ref_line_edits("a\n", [(2, 2, "x")]) == {Refusal("invalid_params", "edits.0.end_line")}
+    overlap = {Refusal("overlapping_edits", None)}
+    assert ref_line_edits("a\nb\n", [(1, 2, "x"), (2, 1, "y")]) == overlap
+    assert ref_line_edits("a\n", [(1, 0, "x"), (1, 0, "y")]) == overlap
+    assert ref_line_edits("a\n", [(1, 1, "  1\tx")]) == {
+        Refusal("invalid_params", "edits.0.new_text")
+    }
+    assert ref_text_edits("aaa\n", [("aa", "b")]) == Refusal(
+        "match_ambiguous", "edits.0.old_text", (1, 1)
+    )
+    assert ref_text_edits("a\r\nb\nc\n", [("b\nc", "x")]) == Refusal(
+        "match_not_found", "edits.0.old_text"
+    )
+    assert ref_text_edits("a\n", [("a", "b"), ("b", "c")]) == "c\n"
 
 
 # --- (d) invalid batches change nothing -----------------------------------------------------

@@ -11,7 +11,8 @@ Each hunk's old lines (context and ``-`` lines) must occur exactly once, as comp
 part of the file after the previous hunk; hunks apply in order. Inside this subset the result is
 what OpenAI Codex's ``apply_patch`` produces. Everything else is refused: ``patch_syntax`` with the
 patch line number and the rule broken, or ``unsupported_patch_op`` (delete, move, end-of-file
-markers, and target files the subset cannot express: no trailing newline, CRLF endings).
+markers, and target files the subset cannot express: no trailing newline, CRLF endings, a CR
+that is not part of a CR LF). docs/patch-format.md states the rule and how it is tested.
 """
 
 from __future__ import annotations
@@ -191,26 +192,33 @@ def _find_all(lines: list[str], old: list[str], start: int) -> list[int]:
     return hits
 
 
+def _unexpressible(original: str, path: str) -> SCodeError | None:
+    """Why the subset cannot express an update of ``original``, if it cannot: CR LF endings, a
+    lone CR (Codex's apply_patch ends a line there, but not a patch line, and writes CR endings
+    after one), or no newline at the end."""
+    if "\r\n" in original:
+        op, what = "crlf_target", "has CR LF line endings"
+    elif "\r" in original:
+        op, what = "lone_cr_target", "has a CR that is not part of a CR LF line break"
+    elif original and not original.endswith("\n"):
+        op, what = "no_trailing_newline", "does not end with a newline"
+    else:
+        return None
+    return SCodeError(
+        ErrorKind.UNSUPPORTED_PATCH_OP,
+        f"{path!r} {what}, which the patch form cannot express; send the whole new text with "
+        "the files form's 'content' instead",
+        path=path,
+        op=op,
+        field="patch",
+    )
+
+
 def apply_update(original: str, pf: PatchFile) -> str:
     """Apply an update section to the original text (LF, ending with a newline)."""
-    if "\r\n" in original:
-        raise SCodeError(
-            ErrorKind.UNSUPPORTED_PATCH_OP,
-            f"{pf.path!r} has CR LF line endings, which the patch form cannot express; send the "
-            "whole new text with the files form's 'content' instead",
-            path=pf.path,
-            op="crlf_target",
-            field="patch",
-        )
-    if original and not original.endswith("\n"):
-        raise SCodeError(
-            ErrorKind.UNSUPPORTED_PATCH_OP,
-            f"{pf.path!r} does not end with a newline, which the patch form cannot express; "
-            "send the whole new text with the files form's 'content' instead",
-            path=pf.path,
-            op="no_trailing_newline",
-            field="patch",
-        )
+    refusal = _unexpressible(original, pf.path)
+    if refusal is not None:
+        raise refusal
     lines = original.split("\n")[:-1] if original else []
     pos = 0
     delta = 0  # how many lines earlier hunks added (for line numbers of the original file)
@@ -240,7 +248,6 @@ def apply_update(original: str, pf: PatchFile) -> str:
         lines[at : at + len(hunk.old)] = hunk.new
         pos = at + len(hunk.new)
         delta += len(hunk.new) - len(hunk.old)
-    # As Codex does: the text ends with one newline, and a final empty line is that newline.
-    if not lines or lines[-1] != "":
-        lines.append("")
-    return "\n".join(lines)
+    # Every line ends with a newline, the hunks' new lines as the lines they did not touch:
+    # nothing outside the hunks changes (blank lines at the end included), as Codex writes it.
+    return "".join(line + "\n" for line in lines)
