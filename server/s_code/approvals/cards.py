@@ -48,6 +48,7 @@ class SandboxShown:
 
     tier: int
     label: str
+    workspace: str
     cwd: str
     network: bool
     readable: tuple[str, ...]

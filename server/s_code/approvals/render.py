@@ -65,6 +65,15 @@ def _list(paths: tuple[str, ...]) -> str:
     return ", ".join(shown(p) for p in paths) or "-"
 
 
+def _relative(paths: tuple[str, ...], workspace: str) -> str:
+    """Paths inside the workspace as workspace-relative, others as they are."""
+    out = []
+    for p in paths:
+        rel = os.path.relpath(p, workspace) if p.startswith(workspace.rstrip("/") + "/") else p
+        out.append(shown(rel))
+    return ", ".join(out) or "-"
+
+
 def _command_lines(d: CommandDetails) -> list[str]:
     box = d.sandbox
     lines = [
@@ -76,7 +85,7 @@ def _command_lines(d: CommandDetails) -> list[str]:
         f"Sandbox: tier {box.tier} ({box.label})",
         f"Can read: {_list(box.readable)}",
         f"Can write: {_list(box.writable)}",
-        f"Kept read-only: {', '.join(shown(os.path.basename(p)) for p in box.read_only) or '-'}",
+        f"Kept read-only: {_relative(box.read_only, box.workspace)}",
         f"Private (empty): {_list(box.hidden)}",
         f"Runtimes (read-only): {_list(box.runtimes)}",
         "Dependency caches: "

@@ -20,8 +20,9 @@ from s_code.protocol.display import head_tail
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.redaction import Redactor
 from s_code.sandbox import caches, tiers
-from s_code.sandbox.profile import Profile, build
+from s_code.sandbox.profile import Profile, build, read_only_binds
 from s_code.session.session import Session
+from s_code.workspace.gitdirs import GitDirs
 from s_code.workspace.root import WorkspaceRoot
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY
@@ -78,6 +79,7 @@ def _shown_profile(profile: Profile, tmp: str) -> SandboxShown:
         writable=tuple("<private tmp>" if w == tmp else w for w in profile.writable),
         read_only=profile.read_only,
         hidden=profile.hidden,
+        workspace=profile.workspace,
         runtimes=profile.runtimes,
         caches=dict(sorted(profile.caches.items())),
         env=tuple(sorted(profile.env)),
@@ -154,6 +156,27 @@ def resolve_executable(name: str, cwd: str, path: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Watched:
+    """What a command must not change in one workspace, as a scan found it just now."""
+
+    gitdirs: GitDirs
+    extra: tuple[str, ...]  # files and directories of the user's protected patterns
+
+    def keep_read_only(self, workspace: str) -> tuple[str, ...]:
+        rels = {*self.gitdirs.dirs, *self.gitdirs.gitfiles, *self.extra}
+        return tuple(sorted(os.path.join(workspace, r) if r else workspace for r in rels))
+
+
+def scan(session: Session, workspace: str) -> Watched:
+    """Refresh the workspace's directory index: every git directory, at any depth, and the
+    files of the user's protected patterns."""
+    index = session.tree(workspace)
+    index.refresh()
+    extra = index.matching(session.protected.user_matches) if session.protected.extra else []
+    return Watched(index.git_dirs(), tuple(extra))
+
+
 def project(session: Session, command: list[str], cwd: str | None, network: bool) -> Projection:
     check_argv(command)
     root, cwd_abs, cwd_display = resolve_cwd(session, cwd)
@@ -164,7 +187,9 @@ def project(session: Session, command: list[str], cwd: str | None, network: bool
     tmp_base = dep.root / "tmp"
     caches.ensure_dir(dep.root, tmp_base)  # a command may have planted a link there
     tmp = str(tmp_base / "run")  # replaced by a fresh directory for each run
-    profile = build(report.tier, workspace, Path(cwd_abs), network, dep, tmp)
+    watched = scan(session, str(workspace))
+    keep = watched.keep_read_only(str(workspace))
+    profile = build(report.tier, workspace, Path(cwd_abs), network, dep, tmp, keep)
     exe = resolve_executable(command[0], cwd_abs, profile.env.get("PATH", ""))
     return Projection((exe, *command[1:]), cwd_display, profile, report, tmp)
 
@@ -176,3 +201,8 @@ def with_private_tmp(profile: Profile, placeholder: str, tmp: str) -> Profile:
     if env.get("TMPDIR") == placeholder:
         env["TMPDIR"] = tmp
     return replace(profile, writable=writable, env=env)
+
+
+def with_read_only(profile: Profile, keep: tuple[str, ...]) -> Profile:
+    """The profile with tier 1's read-only binds made again from a scan just before the run."""
+    return replace(profile, read_only=read_only_binds(profile.workspace, keep))

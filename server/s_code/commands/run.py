@@ -17,7 +17,14 @@ from s_code.approvals.cards import Card
 from s_code.approvals.gate import Approval, check
 from s_code.approvals.policy import decide
 from s_code.approvals.render import wire
-from s_code.commands.projection import Projection, project, with_private_tmp
+from s_code.commands import snapshots
+from s_code.commands.projection import (
+    Projection,
+    project,
+    scan,
+    with_private_tmp,
+    with_read_only,
+)
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.sandbox import process, tiers, watch
 from s_code.sandbox.launcher import LauncherUnavailable, helper
@@ -44,30 +51,45 @@ async def approved(
 async def execute(
     session: Session, proj: Projection, timeout_s: float, on_output: process.OnOutput
 ) -> tuple[process.Outcome, list[str]]:
-    """Run an approved projection in its sandbox: a fresh private tmp, protected paths checked
-    (and put back) after, bubblewrap's placeholders removed."""
+    """Run an approved projection in its sandbox, holding the session's command/git lock: the
+    watched paths scanned again and snapshotted (the snapshot kept in the state store while the
+    command runs), a fresh private tmp, the command, then every watched path checked and put
+    back, and bubblewrap's placeholders removed."""
     try:
         helper_path = await asyncio.to_thread(helper)
     except LauncherUnavailable as exc:
         raise SCodeError(ErrorKind.SANDBOX_UNAVAILABLE, str(exc)) from None
-    run_tmp = tempfile.mkdtemp(prefix="run-", dir=os.path.dirname(proj.tmp))
-    profile = with_private_tmp(proj.profile, proj.tmp, run_tmp)
-    argv, placeholders = tiers.argv_for(
-        profile.tier, {"profile": profile}, str(helper_path), helper_path.parent, list(proj.argv)
-    )
-    known = session.known_repositories.setdefault(profile.workspace, set())
+    workspace = proj.profile.workspace
     async with session.lock.command():
-        before = await asyncio.to_thread(watch.snapshot, profile.workspace, known)
-        known.update(watch.repositories(before))
+        watched = await asyncio.to_thread(scan, session, workspace)
+        before = await asyncio.to_thread(watch.snapshot, workspace, watched.gitdirs, watched.extra)
+        row = await asyncio.to_thread(snapshots.save, session.store, workspace, before)
+        run_tmp = tempfile.mkdtemp(prefix="run-", dir=os.path.dirname(proj.tmp))
+        profile = with_private_tmp(proj.profile, proj.tmp, run_tmp)
+        if profile.tier == 1:  # what is read-only now, not when the card was made
+            profile = with_read_only(profile, watched.keep_read_only(workspace))
+        argv, placeholders = tiers.argv_for(
+            profile.tier,
+            {"profile": profile},
+            str(helper_path),
+            helper_path.parent,
+            list(proj.argv),
+        )
         try:
             outcome = await process.run(
                 argv, profile.env, profile.cwd, timeout_s, on_output, session.redactor
             )
         finally:
             remove_placeholders(placeholders)
-            changed = await asyncio.to_thread(watch.changed_and_restore, profile.workspace, before)
+            changed = await asyncio.to_thread(_check_after, session, workspace, before)
+            await asyncio.to_thread(snapshots.drop, session.store, row)
             shutil.rmtree(run_tmp, ignore_errors=True)
     return outcome, changed
+
+
+def _check_after(session: Session, workspace: str, before: watch.Snapshot) -> list[str]:
+    after = scan(session, workspace)
+    return watch.changed_and_restore(workspace, before, after.gitdirs, after.extra)
 
 
 def preview(

@@ -17,7 +17,7 @@ from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.session.session import Session
 from s_code.workspace.documents import OpenDocument, revision_of, sha256_hex
 from s_code.workspace.folders import Located
-from s_code.workspace.protected import fold
+from s_code.workspace.protected import GitLayouts, fold
 from s_code.workspace.read import decode_text
 
 
@@ -143,8 +143,37 @@ def prepare_one(session: Session, plan: FilePlan) -> Target:
     )
 
 
+def _git_layout(targets: list[Target]) -> None:
+    """Refuse a write inside a git directory (at any depth, however it is named) and a batch
+    whose new files would lay one out."""
+    layouts = GitLayouts()
+    for t in targets:
+        where = layouts.inside(t.loc.root, t.loc.parts)
+        if where is not None:
+            raise SCodeError(
+                ErrorKind.PROTECTED_PATH,
+                f"{t.loc.display!r} is protected: {where}/ is a git directory (HEAD, objects/, "
+                "refs/), whose config and hooks git would run",
+                path=t.loc.display,
+            )
+    by_root: dict[int, list[Target]] = {}
+    for t in targets:
+        if t.created:
+            by_root.setdefault(id(t.loc.root), []).append(t)
+    for group in by_root.values():
+        where = layouts.completed(group[0].loc.root, [t.loc.parts for t in group])
+        if where is not None:
+            raise SCodeError(
+                ErrorKind.PROTECTED_PATH,
+                f"the batch would make {where}/ a git directory (HEAD, objects/, refs/), "
+                "which git would open as a repository; refused",
+                path=where,
+            )
+
+
 def prepare(session: Session, plans: list[FilePlan]) -> list[Target]:
     targets = [prepare_one(session, p) for p in plans]
+    _git_layout(targets)
     by_identity: dict[tuple[int, int], Target] = {}
     by_name: dict[str, Target] = {}
     snapshot = 0

@@ -15,11 +15,7 @@ from typing import Any
 
 from s_code.sandbox import runtimes
 from s_code.sandbox.caches import Caches
-from s_code.workspace.protected import (
-    PROTECTED_DIRS,
-    nested_git_dirs,
-    protected_in,
-)
+from s_code.workspace.protected import PROTECTED_DIRS, protected_in
 
 LABELS = {1: "bubblewrap+landlock+seccomp", 2: "landlock+seccomp", 3: "unsandboxed"}
 # Device nodes a build may write; everything else under /dev is read-only or absent.
@@ -73,10 +69,6 @@ class Profile:
         }
 
 
-def nested_gits(workspace: str) -> tuple[str, ...]:
-    return tuple(os.path.join(workspace, rel) for rel in nested_git_dirs(workspace))
-
-
 def _with_home_path_dirs(roots: tuple[str, ...], path: str, home: str) -> tuple[str, ...]:
     """Runtime roots plus the PATH directories under $HOME (``~/.local/bin``, ``~/bin``): tier 1
     hides $HOME, and a program the card resolved there must still be found, read-only."""
@@ -97,8 +89,17 @@ def clean_path(value: str) -> str:
 
 
 def build(
-    tier: int, workspace: Path, cwd: Path, network: bool, caches: Caches, tmp: str
+    tier: int,
+    workspace: Path,
+    cwd: Path,
+    network: bool,
+    caches: Caches,
+    tmp: str,
+    keep_read_only: tuple[str, ...] = (),
 ) -> Profile:
+    """The profile of one command. ``keep_read_only``: absolute paths inside the workspace that
+    tier 1 binds read-only besides the protected names at its root (every git directory, every
+    ``.git`` file, the files of the user's protected patterns)."""
     ws = os.path.realpath(workspace)
     home = os.path.realpath(os.path.expanduser("~"))
     env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWED or k.startswith("LC_")}
@@ -118,12 +119,23 @@ def build(
         network=network,
         readable=("/",),
         writable=writable if tier != 3 else ("/",),
-        read_only=(*protected_in(ws), *nested_gits(ws)) if tier == 1 else (),
+        read_only=read_only_binds(ws, keep_read_only) if tier == 1 else (),
         hidden=hidden,
         runtimes=_with_home_path_dirs(runtimes.roots(), env["PATH"], home),
         caches=dict(caches.env),
         env=env,
     )
+
+
+def read_only_binds(workspace: str, keep: tuple[str, ...]) -> tuple[str, ...]:
+    """The root's protected names, then the rest, outermost first, without one inside another
+    (a bind inside a read-only bind is read-only already)."""
+    ordered = [*protected_in(workspace), *sorted(set(keep), key=lambda p: (p.count("/"), p))]
+    out: list[str] = []
+    for path in ordered:
+        if path not in out and not any(path.startswith(o + "/") for o in out):
+            out.append(path)
+    return tuple(out)
 
 
 def bwrap_binary() -> str | None:

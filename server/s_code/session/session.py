@@ -20,6 +20,7 @@ from s_code.session.locks import CommandGitLock
 from s_code.state.store import WorkspaceStore
 from s_code.workspace.documents import Documents, OpenDocument, no_overlay
 from s_code.workspace.folders import Folders
+from s_code.workspace.gitdirs import TreeIndex
 from s_code.workspace.protected import ProtectedPaths
 
 Notify = Callable[[str, dict[str, Any]], None]
@@ -79,9 +80,16 @@ class Session:
     """The turn begun with ``s-code/turn/begin`` that edits join; None: each edit its own."""
     plan: dict[str, Any] | None = None
     """The plan as last set by update_plan (its wire form)."""
-    known_repositories: dict[str, set[str]] = field(default_factory=dict)
-    """Per workspace root: nested repositories seen before a command (kept watched)."""
+    trees: dict[str, TreeIndex] = field(default_factory=dict)
+    """Per workspace root: its directories and git directories (refreshed per command)."""
     lock: CommandGitLock = field(default_factory=CommandGitLock)
+
+    def tree(self, workspace: str) -> TreeIndex:
+        """The index of a workspace root's directories (made on first use)."""
+        index = self.trees.get(workspace)
+        if index is None:
+            index = self.trees[workspace] = TreeIndex(workspace)
+        return index
 
     def close(self) -> None:
         self.folders.close()

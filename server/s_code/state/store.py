@@ -87,6 +87,20 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX audit_log_workspace ON audit_log (workspace_id, id);
     """,
+    # 4: the snapshot of what a running command must not change (issue 16, S23): written before
+    # the command starts, removed once the check after it is done; a row left behind by a
+    # sidecar that died is restored at the next session's start.
+    """
+    CREATE TABLE command_snapshots (
+        id INTEGER PRIMARY KEY,
+        workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        root TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        boot TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        data BLOB NOT NULL
+    );
+    """,
 )
 
 

@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from s_code.approvals.approver import Approver, DenyAll
+from s_code.commands.snapshots import restore_interrupted
 from s_code.edits.recovery import recover_interrupted
 from s_code.session.options import SessionOptions
 from s_code.session.session import EditorBridge, NoEditor, Notify, Session, ToolTable
@@ -72,4 +73,5 @@ def open_session(
         plan = session.store.get("plan")  # update_plan's, kept across a restart
         session.plan = plan if isinstance(plan, dict) else None
     recover_interrupted(session)
+    restore_interrupted(session)
     return session

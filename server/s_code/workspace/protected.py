@@ -9,10 +9,12 @@ agent sends can remove a rule.
 from __future__ import annotations
 
 import os
+import stat
 import unicodedata
 from collections.abc import Iterable
 
 from s_code.protocol.errors import ErrorKind, SCodeError
+from s_code.workspace.root import WorkspaceRoot
 
 # A component with one of these names protects everything below it.
 PROTECTED_DIRS = frozenset({".git", ".vscode", ".idea", ".s-code"})
@@ -47,6 +49,13 @@ class ProtectedPaths:
                 return "it matches the user's protectedPaths"
         return None
 
+    def user_matches(self, rel: str, is_dir: bool) -> bool:
+        """Does a workspace-relative path match one of the user's own patterns?"""
+        if self._spec is None:
+            return False
+        path = rel + "/" if is_dir else rel
+        return bool(self._spec.match_file(path) or self._spec.match_file(fold(path)))
+
     def check(self, parts: tuple[str, ...], display: str) -> None:
         why = self.reason(parts)
         if why is not None:
@@ -61,39 +70,57 @@ def protected_in(workspace: str) -> tuple[str, ...]:
     return tuple(os.path.join(workspace, n) for n in names)
 
 
-# Directories not searched for nested repositories: dependencies and build output.
-_SKIP = frozenset(
-    {"node_modules", ".venv", "venv", "target", "build", "dist", "__pycache__", ".tox", ".git"}
-)
-NESTED_DEPTH = 3
-_NESTED_BUDGET = 20000
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+GIT_LAYOUT = ("HEAD", "objects", "refs")
 
 
-def nested_git_dirs(workspace: str) -> list[str]:
-    """Repositories below the workspace root (``vendor/lib/.git``, a directory or a ``gitdir:``
-    file), and directories laid out as a git directory themselves (``HEAD``, ``objects``,
-    ``refs``: git would open them as a bare repository), the root included, to ``NESTED_DEPTH``
-    levels and a bounded number of directories."""
-    found: list[str] = []
-    frontier, seen = [""], 0
-    for _ in range(NESTED_DEPTH + 1):
-        deeper: list[str] = []
-        for rel in frontier:
-            try:
-                entries = list(os.scandir(os.path.join(workspace, rel) if rel else workspace))
-            except OSError:
-                continue
-            names = {e.name for e in entries}
-            if {"HEAD", "objects", "refs"} <= names:
-                found.append(f"{rel}/HEAD" if rel else "HEAD")  # a bare layout: its HEAD
-            for entry in entries:
-                seen += 1
-                if seen > _NESTED_BUDGET:
-                    break
-                child = f"{rel}/{entry.name}" if rel else entry.name
-                if entry.name == ".git" and rel:
-                    found.append(child)
-                elif entry.is_dir(follow_symlinks=False) and entry.name not in _SKIP:
-                    deeper.append(child)
-        frontier = deeper
-    return sorted(found)
+class GitLayouts:
+    """Within one batch of edits: is a path inside a git directory, or would the batch make a
+    directory into one? Git opens a directory holding ``HEAD``, ``objects/`` and ``refs/`` as a
+    repository (a ``gitdir:`` target, a bare layout, a nested repository's ``.git``), config and
+    hooks included, so none is written by the agent, and none may be assembled by it."""
+
+    def __init__(self) -> None:
+        self._members: dict[tuple[int, tuple[str, ...]], frozenset[str]] = {}
+
+    def members(self, root: WorkspaceRoot, parts: tuple[str, ...]) -> frozenset[str]:
+        """Which of HEAD (a file or link), objects/ and refs/ (directories) ``parts`` holds."""
+        key = (id(root), parts)
+        found = self._members.get(key)
+        if found is not None:
+            return found
+        have: set[str] = set()
+        try:
+            with root.opened(parts, _DIR_FLAGS) as fd:
+                for name in GIT_LAYOUT:
+                    try:
+                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if (name == "HEAD") != stat.S_ISDIR(st.st_mode):
+                        have.add(name)
+        except SCodeError:
+            pass  # not a directory (yet): it holds nothing
+        self._members[key] = found = frozenset(have)
+        return found
+
+    def inside(self, root: WorkspaceRoot, parts: tuple[str, ...]) -> str | None:
+        """The git directory ``parts`` lies in, if any (the folder itself included)."""
+        for i in range(len(parts)):
+            if len(self.members(root, parts[:i])) == len(GIT_LAYOUT):
+                return "/".join(parts[:i]) or "."
+        return None
+
+    def completed(self, root: WorkspaceRoot, created: list[tuple[str, ...]]) -> str | None:
+        """A directory that new files would lay out as a git directory, if any."""
+        candidates: dict[tuple[str, ...], set[str]] = {}
+        for parts in created:
+            for i in range(len(parts)):
+                name = parts[i]
+                last = i == len(parts) - 1
+                if (name in ("objects", "refs") and not last) or (name == "HEAD" and last):
+                    candidates.setdefault(parts[:i], set()).add(name)
+        for directory, adding in candidates.items():
+            if adding | self.members(root, directory) >= set(GIT_LAYOUT):
+                return "/".join(directory) or "."
+        return None

@@ -1,0 +1,119 @@
+"""The snapshot of a running command, kept in the state store until the check after it is done.
+
+A sidecar killed while a command runs (the command dies with it: bubblewrap's
+``--die-with-parent``, the exec helper's parent-death signal) cannot check what the command left.
+So the snapshot is written before the command starts, and the next session on the workspace puts
+back what a row left by a dead sidecar describes (SECURITY.md S23), then drops the row.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import time
+from typing import Any
+
+from s_code.sandbox import watch
+from s_code.sandbox.entries import Entry
+from s_code.session.session import Session
+from s_code.state.store import WorkspaceStore
+from s_code.workspace.gitdirs import GitDirs
+
+log = logging.getLogger(__name__)
+
+
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown"
+
+
+def _value(v: object) -> object:
+    return {"b64": base64.b64encode(v).decode()} if isinstance(v, bytes) else v
+
+
+def _unvalue(v: Any) -> object:
+    return base64.b64decode(v["b64"]) if isinstance(v, dict) else v
+
+
+def encode(snap: watch.Snapshot) -> bytes:
+    data = {
+        "entries": {k: [_value(x) for x in e] for k, e in snap.entries.items()},
+        "gitdirs": {
+            "dirs": sorted(snap.gitdirs.dirs),
+            "gitfiles": sorted(snap.gitdirs.gitfiles),
+            "layouts": sorted(snap.gitdirs.layouts),
+        },
+        "extra": list(snap.extra),
+    }
+    return json.dumps(data, separators=(",", ":")).encode()
+
+
+def decode(raw: bytes) -> watch.Snapshot:
+    data = json.loads(raw)
+    entries: dict[str, Entry] = {
+        k: tuple(_unvalue(x) for x in e) for k, e in data["entries"].items()
+    }
+    g = data["gitdirs"]
+    gitdirs = GitDirs(set(g["dirs"]), set(g["gitfiles"]), set(g["layouts"]))
+    return watch.Snapshot(entries, gitdirs, tuple(data["extra"]))
+
+
+def save(store: WorkspaceStore | None, root: str, snap: watch.Snapshot) -> int | None:
+    if store is None:
+        return None
+    rows = store.store.execute(
+        "INSERT INTO command_snapshots (workspace_id, root, pid, boot, started_at, data) "
+        "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        (store.id, root, os.getpid(), _boot_id(), time.time(), encode(snap)),
+    )
+    return int(rows[0][0])
+
+
+def drop(store: WorkspaceStore | None, row: int | None) -> None:
+    if store is not None and row is not None:
+        store.store.execute("DELETE FROM command_snapshots WHERE id = ?", (row,))
+
+
+def _dead(pid: int, boot: str) -> bool:
+    if boot != _boot_id():
+        return True
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def restore_interrupted(session: Session) -> list[str]:
+    """Put back what commands of a dead sidecar left changed; the paths reported."""
+    store = session.store
+    if store is None:
+        return []
+    rows = store.store.execute(
+        "SELECT id, root, pid, boot, data FROM command_snapshots WHERE workspace_id = ?",
+        (store.id,),
+    )
+    changed: list[str] = []
+    for row_id, root, pid, boot, data in rows:
+        if not _dead(int(pid), str(boot)):
+            continue  # another sidecar's command is running
+        if os.path.isdir(root):
+            try:
+                found = watch.changed_and_restore(root, decode(bytes(data)))
+            except Exception:
+                log.exception("restoring after an interrupted command failed")
+                found = []
+            if found:
+                log.warning("an interrupted command had changed %s; put back", ", ".join(found))
+            changed += found
+        drop(store, int(row_id))
+    return changed
