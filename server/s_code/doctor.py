@@ -90,6 +90,7 @@ def _sandbox() -> dict[str, Any]:
 
 
 def collect() -> dict[str, Any]:
+    from s_code.sandbox.profile import not_prevented
     from s_code.state.store import DB_NAME, state_dir
     from s_code.workspace.search import ripgrep_path
 
@@ -105,6 +106,7 @@ def collect() -> dict[str, Any]:
     except Exception:
         rg = None
     git, git_refused = git_report()
+    sandbox = _sandbox()
     return {
         "s-code": __version__,
         "python": platform.python_version(),
@@ -117,7 +119,8 @@ def collect() -> dict[str, Any]:
         "landlock_abi": landlock_abi(),
         "user_namespaces": user_namespaces(),
         "bubblewrap": shutil.which("bwrap"),
-        "sandbox": _sandbox(),
+        "sandbox": sandbox,
+        "not_prevented": list(not_prevented(int(sandbox["tier"]))),
         "state_db": os.path.join(state_dir(), DB_NAME),
     }
 
@@ -148,5 +151,7 @@ def run_doctor(as_json: bool = False) -> int:
     print(f"sandbox: tier {box['tier']} ({box['label']}), from a self-test run now")
     for reason in box.get("reasons", []):
         print(f"  not higher: {reason}")
+    for note in report["not_prevented"]:
+        print(f"  not prevented in tier {box['tier']}: {note}")
     print(f"state database: {report['state_db']}")
     return 0

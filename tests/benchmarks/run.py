@@ -9,6 +9,7 @@
 4. search_text over a 20,000-file tree vs rg run directly with the same argv (target <= 1.3x)
 5-7. apply_patch batches and single edits, git_status (see bench_edits.py, bench_git.py)
 8-10. the sandbox's spawn cost, run_command, and redaction speed (see bench_sandbox.py)
+11. the check after every command on a 20,000-file tree (see bench_sandbox.py run_watch)
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "sandbox": bench_sandbox.run_spawn,
     "run-command": bench_sandbox.run_tool,
     "redaction": bench_sandbox.run_redaction,
+    "git-dir-check": bench_sandbox.run_watch,
 }
 
 

@@ -4,6 +4,7 @@ run unconfined as the positive control that shows the attack works without the s
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -156,24 +157,38 @@ def test_s9_host_process_signal_and_environ(box: Box) -> None:
         host.wait()
 
 
-def test_s10_secrets_in_home_are_not_readable(
-    box: Box, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if box.tier != 1:
-        pytest.skip("a private $HOME needs bubblewrap (tier 1); SECURITY.md S10 is tier 1 only")
-    home = tmp_path / "home"
-    planted = {".ssh/id_ed25519": "PRIVATE-KEY-MARKER", ".aws/credentials": "AWS-MARKER"}
-    planted[".npmrc"] = "//registry.npmjs.org/:_authToken=NPM-MARKER"
-    for rel, text in planted.items():
-        (home / rel).parent.mkdir(parents=True, exist_ok=True)
-        (home / rel).write_text(text)
-    monkeypatch.setenv("HOME", str(home))
-    script = "cat ~/.ssh/id_ed25519 ~/.aws/credentials ~/.npmrc"
-    outcome, _ = box.sh(script)
-    for marker in ("PRIVATE-KEY-MARKER", "AWS-MARKER", "NPM-MARKER"):
-        assert marker not in outcome.output
-    control = box.unconfined(["sh", "-c", script])
-    assert "PRIVATE-KEY-MARKER" in control.stdout
+def test_s10_secrets_in_home_are_not_readable(box: Box) -> None:
+    """Every tier: the home directory (``~/.ssh``, ``~/.aws``, ``~/.npmrc``), another session's
+    ``/tmp`` and s-code's own state database cannot be read (tier 2 reads by an allowlist that
+    leaves them out; finding 4 of the review)."""
+    from s_code.state.store import state_dir
+
+    tag = uuid.uuid4().hex[:10]
+    home = Path(os.path.expanduser("~")) / f".s-code-test-{tag}"
+    other_tmp = Path("/tmp") / f"s-code-other-session-{tag}"
+    state = Path(state_dir()) / f"planted-{tag}.sqlite3"
+    planted = {
+        home / ".ssh" / "id_ed25519": "PRIVATE-KEY-MARKER",
+        home / ".aws" / "credentials": "AWS-MARKER",
+        home / ".npmrc": "//registry.npmjs.org/:_authToken=NPM-MARKER",
+        other_tmp / "notes.txt": "OTHER-SESSION-MARKER",
+        state: "STATE-DB-MARKER",
+    }
+    try:
+        for path, text in planted.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        script = " ; ".join(f"cat {p}" for p in planted) + "; exit 0"
+        outcome, _ = box.sh(script)
+        for text in planted.values():
+            assert text not in outcome.output, text
+        control = box.unconfined(["sh", "-c", script])  # positive control
+        for text in planted.values():
+            assert text in control.stdout, text
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(other_tmp, ignore_errors=True)
+        state.unlink(missing_ok=True)
 
 
 def test_s11_inherited_fd_is_closed(box: Box) -> None:

@@ -60,6 +60,7 @@ class SandboxShown:
     env: tuple[str, ...]
     limits: dict[str, str] = field(default_factory=dict)
     not_prevented: tuple[str, ...] = ()  # what this tier cannot stop, in plain words
+    unreadable: tuple[str, ...] = ()  # left out of what it can read
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,12 @@ def _command_lines(d: CommandDetails) -> list[str]:
         f"Working directory: {shown(d.cwd)}",
         f"Network: {'REQUESTED' if d.network else 'off'}",
         f"Sandbox: tier {box.tier} ({box.label})",
-        f"Can read: {_list(box.readable)}",
+        "Can read: "
+        + (
+            f"everything except {_list(box.unreadable)}; of those, only the runtimes below"
+            if box.unreadable
+            else _list(box.readable)
+        ),
         f"Can write: {_list(box.writable)}",
         f"Kept read-only: {_relative(box.read_only, box.workspace)}",
         f"Private (empty): {_list(box.hidden)}",
@@ -92,8 +97,8 @@ def _command_lines(d: CommandDetails) -> list[str]:
         + (", ".join(f"{k}={shown(v)}" for k, v in sorted(box.caches.items())) or "-"),
         f"Environment: {_list(box.env)}",
     ]
-    if box.limits:
-        lines.append("Limits: " + ", ".join(f"{k} {v}" for k, v in sorted(box.limits.items())))
+    for name, limit in sorted(box.limits.items()):
+        lines.append(f"Limit on {name}: {limit}")
     for note in box.not_prevented:
         lines.append(f"Not prevented in this tier: {note}")
     return lines

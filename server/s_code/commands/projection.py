@@ -83,6 +83,9 @@ def _shown_profile(profile: Profile, tmp: str) -> SandboxShown:
         runtimes=profile.runtimes,
         caches=dict(sorted(profile.caches.items())),
         env=tuple(sorted(profile.env)),
+        limits=profile.limits.shown(profile.tier) if profile.limits is not None else {},
+        not_prevented=profile.not_prevented,
+        unreadable=profile.unreadable,
     )
 
 
@@ -197,10 +200,11 @@ def project(session: Session, command: list[str], cwd: str | None, network: bool
 def with_private_tmp(profile: Profile, placeholder: str, tmp: str) -> Profile:
     """The profile of one run: its own private tmp in place of the placeholder."""
     writable = tuple(tmp if w == placeholder else w for w in profile.writable)
-    env = dict(profile.env)
-    if env.get("TMPDIR") == placeholder:
-        env["TMPDIR"] = tmp
-    return replace(profile, writable=writable, env=env)
+    env = {
+        k: tmp + v[len(placeholder) :] if v == placeholder or v.startswith(placeholder + "/") else v
+        for k, v in profile.env.items()
+    }
+    return replace(profile, writable=writable, env=env, private_tmp=tmp)
 
 
 def with_read_only(profile: Profile, keep: tuple[str, ...]) -> Profile:

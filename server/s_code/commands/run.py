@@ -66,6 +66,8 @@ async def execute(
         row = await asyncio.to_thread(snapshots.save, session.store, workspace, before)
         run_tmp = tempfile.mkdtemp(prefix="run-", dir=os.path.dirname(proj.tmp))
         profile = with_private_tmp(proj.profile, proj.tmp, run_tmp)
+        if profile.env.get("HOME", "").startswith(run_tmp + "/"):
+            os.makedirs(profile.env["HOME"], mode=0o700, exist_ok=True)
         if profile.tier == 1:  # what is read-only now, not when the card was made
             profile = with_read_only(profile, watched.keep_read_only(workspace))
         argv, placeholders = tiers.argv_for(

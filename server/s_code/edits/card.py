@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from s_code.approvals.cards import Card, EditDetails, EditFile
 from s_code.edits.preflight import Target
+from s_code.protocol.display import shown as display
 from s_code.redaction import Redactor
 
 DIFF_LINES = 400  # per file, in the card's details (the whole change is on disk after approval)
@@ -20,9 +21,10 @@ def line_count(data: bytes) -> int:
 
 def _diff(t: Target, shown: Callable[[str], str]) -> tuple[str, int, int]:
     """The unified diff (redacted, bounded) and the counts of added and removed lines."""
-    before = (t.before or b"").decode("utf-8", "replace").splitlines()
-    after = t.after.decode("utf-8", "replace").splitlines()
-    name = t.loc.display
+    # lines as editors count them (LF only): a U+2028 or a lone CR stays in its line, escaped
+    before = (t.before or b"").decode("utf-8", "replace").split("\n")
+    after = t.after.decode("utf-8", "replace").split("\n")
+    name = display(t.loc.display)  # a name with a newline must not split the diff's lines
     lines = list(difflib.unified_diff(before, after, f"a/{name}", f"b/{name}", lineterm="", n=2))
     body = lines[2:]
     added = sum(1 for x in body if x.startswith("+"))

@@ -11,7 +11,15 @@
  * the sidecar dies (PR_SET_PDEATHSIG), so a command that kills the sidecar dies with it.
  *
  *   s-code-launch [--chdir DIR] [--ro PATH]... [--rw PATH]... [--no-net] [--scope]
- *                 [--seccomp FILE] [--reap] [--no-landlock] -- COMMAND [ARG]...
+ *                 [--seccomp FILE] [--reap] [--no-landlock] [--max-procs N] [--max-rss BYTES]
+ *                 [--disk PATH]... [--max-file-size BYTES] -- COMMAND [ARG]...
+ *
+ * Limits: --max-file-size is RLIMIT_FSIZE. The others are watched by the supervisor (--reap)
+ * every 50 ms over the whole process tree, which rlimits cannot do (RLIMIT_NPROC counts every
+ * process of the user, and is not enforced at all for root): more than --max-procs processes,
+ * more than --max-rss resident bytes together, or a --disk file system left with less than a
+ * tenth of the space free when the command started, and the whole tree is killed (exit 137,
+ * with a line "s-code-launch: stopped: ..." on stderr).
  *
  * Exit status: the command's, or 128+signal; 125 when the helper itself failed (a one-line reason on
  * stderr, starting "s-code-launch:"), 126 when the command cannot be executed, 127 when not found.
@@ -29,6 +37,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -78,6 +89,11 @@ struct options {
     int n_rw;
     int no_net, scope, reap, no_landlock;
     const char *seccomp;
+    long max_procs;                  /* supervised: processes of the command together */
+    unsigned long long max_rss;      /* supervised: resident bytes of the command together */
+    const char *disk[4];             /* supervised: file systems that must keep free space */
+    int n_disk;
+    unsigned long long fsize;        /* RLIMIT_FSIZE: the largest file a process may write */
     char **argv;
 };
 
@@ -99,7 +115,9 @@ static void parse(int argc, char **argv, struct options *o) {
             break;
         }
         int has_value = strcmp(a, "--chdir") == 0 || strcmp(a, "--ro") == 0 ||
-                        strcmp(a, "--rw") == 0 || strcmp(a, "--seccomp") == 0;
+                        strcmp(a, "--rw") == 0 || strcmp(a, "--seccomp") == 0 ||
+                        strcmp(a, "--max-procs") == 0 || strcmp(a, "--max-rss") == 0 ||
+                        strcmp(a, "--disk") == 0 || strcmp(a, "--max-file-size") == 0;
         if (has_value && i + 1 >= argc)
             die("an option lacks its value", 0);
         if (strcmp(a, "--chdir") == 0)
@@ -110,6 +128,14 @@ static void parse(int argc, char **argv, struct options *o) {
             o->rw[o->n_rw++] = argv[++i];
         else if (strcmp(a, "--seccomp") == 0)
             o->seccomp = argv[++i];
+        else if (strcmp(a, "--max-procs") == 0)
+            o->max_procs = strtol(argv[++i], NULL, 10);
+        else if (strcmp(a, "--max-rss") == 0)
+            o->max_rss = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(a, "--max-file-size") == 0)
+            o->fsize = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(a, "--disk") == 0 && o->n_disk < 4)
+            o->disk[o->n_disk++] = argv[++i];
         else if (strcmp(a, "--no-net") == 0)
             o->no_net = 1;
         else if (strcmp(a, "--scope") == 0)
@@ -221,6 +247,11 @@ static void apply_seccomp(const char *path) {
 }
 
 static void confine_and_exec(const struct options *o) {
+    if (o->fsize > 0) {
+        struct rlimit r = {o->fsize, o->fsize};
+        if (setrlimit(RLIMIT_FSIZE, &r) != 0)
+            die("setting the file-size limit", errno);
+    }
     if (!o->no_landlock)
         apply_landlock(o);
     if (o->seccomp)
@@ -231,38 +262,167 @@ static void confine_and_exec(const struct options *o) {
     _exit(err == ENOENT ? 127 : 126);
 }
 
-/* The direct children of this process, found by scanning /proc (no CONFIG_PROC_CHILDREN needed). */
-static int kill_children(pid_t self) {
+/* The command's process tree, from one pass over /proc (no CONFIG_PROC_CHILDREN needed): every
+ * process whose parent chain reaches this supervisor, with the resident pages of each. */
+struct tree {
+    pid_t *pids;
+    int n, cap;
+    unsigned long long rss_pages;
+};
+
+struct proc_row {
+    pid_t pid, ppid;
+    long rss;
+};
+
+static int read_stat(long pid, struct proc_row *row) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    if (!p)
+        return 0;
+    char state;
+    long ppid, rss = 0;
+    /* after the name: state(3) ppid(4) ... rss(24) */
+    if (sscanf(p + 1, " %c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+                      "%*d %*u %*u %ld",
+               &state, &ppid, &rss) < 2)
+        return 0;
+    if (state == 'Z') /* a zombie holds no memory and is reaped by its parent (or by us) */
+        rss = 0;
+    row->pid = (pid_t)pid;
+    row->ppid = (pid_t)ppid;
+    row->rss = rss;
+    return 1;
+}
+
+/* Resident pages not shared with files (libraries, the executable): what a memory hog grows, and
+ * what forked processes do not count twice for their shared code. */
+static unsigned long long private_pages(pid_t pid, long rss) {
+    if (rss <= 0)
+        return 0;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return (unsigned long long)rss;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    unsigned long long size, resident, shared;
+    if (n <= 0)
+        return (unsigned long long)rss;
+    buf[n] = '\0';
+    if (sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3 || shared > resident)
+        return (unsigned long long)rss;
+    return resident - shared;
+}
+
+static void scan_tree(pid_t self, struct tree *t) {
+    static struct proc_row *rows;
+    static int rows_cap;
+    int n = 0;
+    t->n = 0;
+    t->rss_pages = 0;
     DIR *proc = opendir("/proc");
     if (!proc)
-        return 0;
-    int found = 0;
+        return;
     struct dirent *e;
     while ((e = readdir(proc)) != NULL) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
         if (*end != '\0' || pid <= 0)
             continue;
-        char path[64], buf[512];
-        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        char *p = strrchr(buf, ')');
-        char state;
-        long ppid;
-        if (p && sscanf(p + 1, " %c %ld", &state, &ppid) == 2 && ppid == self) {
-            kill((pid_t)pid, SIGKILL);
-            found++;
+        if (n == rows_cap) {
+            rows_cap = rows_cap ? rows_cap * 2 : 1024;
+            rows = realloc(rows, (size_t)rows_cap * sizeof *rows);
+            if (!rows)
+                die("out of memory", 0);
         }
+        if (read_stat(pid, &rows[n]))
+            n++;
     }
     closedir(proc);
-    return found;
+    /* Grow the set of descendants pass by pass (a tree is shallow: orphans come to us). */
+    if (t->cap < n) {
+        t->cap = n;
+        t->pids = realloc(t->pids, (size_t)t->cap * sizeof *t->pids);
+        if (!t->pids)
+            die("out of memory", 0);
+    }
+    pid_t top = self;
+    for (int i = 0; i < n; i++)
+        if (rows[i].pid > top)
+            top = rows[i].pid;
+    char *mark = calloc((size_t)top + 1, 1); /* pid -> in the tree (pid_max is at most 4M) */
+    if (!mark)
+        die("out of memory", 0);
+    mark[self] = 1;
+    for (int pass = 0, grew = 1; grew && pass < 256; pass++) {
+        grew = 0;
+        for (int i = 0; i < n; i++) {
+            if (mark[rows[i].pid] || rows[i].ppid < 0 || rows[i].ppid > top || !mark[rows[i].ppid])
+                continue;
+            mark[rows[i].pid] = 1;
+            t->pids[t->n++] = rows[i].pid;
+            t->rss_pages += private_pages(rows[i].pid, rows[i].rss);
+            grew = 1;
+        }
+    }
+    free(mark);
+}
+
+/* Kill every process of the tree, again and again until none is left (a process that forks
+ * while its siblings are being killed is caught by the next pass). */
+static void kill_tree(pid_t self, struct tree *t) {
+    for (int round = 0; round < 1000; round++) {
+        scan_tree(self, t);
+        if (t->n == 0)
+            return;
+        for (int i = 0; i < t->n; i++)
+            kill(t->pids[i], SIGKILL);
+        int st;
+        while (waitpid(-1, &st, WNOHANG) > 0) {
+        }
+    }
+}
+
+static unsigned long long free_bytes(const char *path) {
+    struct statvfs v;
+    if (statvfs(path, &v) != 0)
+        return ~0ULL;
+    return (unsigned long long)v.f_bavail * v.f_frsize;
+}
+
+/* Why the command must stop now, or NULL: too many processes, too much memory, or a file system
+ * that lost nine tenths of the space that was free when the command started. */
+static const char *over_limit(const struct options *o, pid_t self, struct tree *t,
+                              const unsigned long long *floor, char *why, size_t size) {
+    scan_tree(self, t);
+    if (o->max_procs > 0 && t->n > o->max_procs) {
+        snprintf(why, size, "more than %ld processes", o->max_procs);
+        return why;
+    }
+    unsigned long long rss = t->rss_pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+    if (o->max_rss > 0 && rss > o->max_rss) {
+        snprintf(why, size, "more than %llu MiB of memory", o->max_rss >> 20);
+        return why;
+    }
+    for (int i = 0; i < o->n_disk; i++) {
+        if (free_bytes(o->disk[i]) < floor[i]) {
+            snprintf(why, size, "the disk of %s is nearly full (less than a tenth of the space "
+                     "free at the start is left)", o->disk[i]);
+            return why;
+        }
+    }
+    return NULL;
 }
 
 static int supervise(const struct options *o) {
@@ -281,6 +441,10 @@ static int supervise(const struct options *o) {
     sigprocmask(SIG_BLOCK, &set, &old);
     if (getppid() != parent) /* the sidecar died before the signal was armed */
         raise(SIGTERM);
+    unsigned long long floor[4];
+    for (int i = 0; i < o->n_disk; i++)
+        floor[i] = free_bytes(o->disk[i]) / 10;
+    int watching = o->max_procs > 0 || o->max_rss > 0 || o->n_disk > 0;
     pid_t main_pid = fork();
     if (main_pid < 0)
         die("fork", errno);
@@ -288,14 +452,26 @@ static int supervise(const struct options *o) {
         sigprocmask(SIG_SETMASK, &old, NULL);
         confine_and_exec(o);
     }
+    pid_t self = getpid();
+    struct tree t = {0};
+    char why[256];
     int status = 0, done = 0;
+    struct timespec tick = {0, 50 * 1000 * 1000}; /* 50 ms between looks at the limits */
     while (!done) {
         siginfo_t info;
-        if (sigwaitinfo(&set, &info) < 0)
+        int sig = watching ? sigtimedwait(&set, &info, &tick) : sigwaitinfo(&set, &info);
+        if (sig < 0) {
+            if (errno == EAGAIN && over_limit(o, self, &t, floor, why, sizeof why)) {
+                fprintf(stderr, "\ns-code-launch: stopped: %s\n", why);
+                kill_tree(self, &t);
+                status = 137;
+                break;
+            }
             continue;
-        if (info.si_signo != SIGCHLD) {
+        }
+        if (sig != SIGCHLD) {
             kill(main_pid, SIGKILL);
-            status = 128 + info.si_signo;
+            status = 128 + sig;
             break;
         }
         int st;
@@ -308,13 +484,9 @@ static int supervise(const struct options *o) {
         }
     }
     /* Nothing outlives the command: orphans were reparented here; kill and reap until none. */
-    pid_t self = getpid();
-    for (;;) {
-        kill_children(self);
-        int st;
-        pid_t r = waitpid(-1, &st, 0);
-        if (r < 0 && errno == ECHILD)
-            break;
+    kill_tree(self, &t);
+    int st;
+    while (waitpid(-1, &st, 0) > 0) {
     }
     return status;
 }

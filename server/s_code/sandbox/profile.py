@@ -11,10 +11,11 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from s_code.sandbox import runtimes
+from s_code.sandbox import limits, reads, runtimes
 from s_code.sandbox.caches import Caches
+from s_code.sandbox.limits import TMPFS_SIZE, Limits
+from s_code.state.store import state_dir
 from s_code.workspace.protected import PROTECTED_DIRS, protected_in
 
 LABELS = {1: "bubblewrap+landlock+seccomp", 2: "landlock+seccomp", 3: "unsandboxed"}
@@ -48,25 +49,29 @@ class Profile:
     runtimes: tuple[str, ...]
     caches: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    unreadable: tuple[str, ...] = ()  # what the readable roots leave out
+    private_tmp: str = ""  # the command's own tmp (tier 1: bound at /tmp)
+    limits: Limits | None = None
+
+    @property
+    def not_prevented(self) -> tuple[str, ...]:
+        return not_prevented(self.tier)
 
     @property
     def label(self) -> str:
         return LABELS[self.tier]
 
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "tier": self.tier,
-            "label": self.label,
-            "cwd": self.cwd,
-            "network": self.network,
-            "readable": list(self.readable),
-            "writable": list(self.writable),
-            "read_only": list(self.read_only),
-            "hidden": list(self.hidden),
-            "runtimes": list(self.runtimes),
-            "caches": dict(sorted(self.caches.items())),
-            "env": sorted(self.env),
-        }
+
+def not_prevented(tier: int) -> tuple[str, ...]:
+    """What a tier cannot stop, in plain words (the card and ``s-code doctor`` say it)."""
+    if tier == 3:
+        return ("anything: the command runs unsandboxed, with your full access",)
+    if tier == 2:
+        return (
+            "changing the permissions, owner or times of your files outside the workspace "
+            "(chmod, chown, touch): Landlock does not cover file attributes",
+        )
+    return ()
 
 
 def _with_home_path_dirs(roots: tuple[str, ...], path: str, home: str) -> tuple[str, ...]:
@@ -104,26 +109,34 @@ def build(
     home = os.path.realpath(os.path.expanduser("~"))
     env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWED or k.startswith("LC_")}
     env["PATH"] = clean_path(env.get("PATH", "/usr/local/bin:/usr/bin:/bin"))
-    env["HOME"] = home
+    # Tier 1 hides $HOME behind an empty tmpfs; tier 2 cannot (Landlock only denies it, and
+    # git, for one, stops when ~/.gitconfig is there but unreadable), so HOME is an empty
+    # private directory in the command's own tmp, and the runtimes under the real one are named.
+    env["HOME"] = home if tier == 1 else os.path.join(tmp, "home")
+    env.update(runtimes.variables())
     env["TMPDIR"] = "/tmp" if tier == 1 else tmp
     env["S_CODE_SANDBOX"] = LABELS[tier]
     env.update(caches.env)
+    no_reads = reads.unreadable(home, state_dir())
     hidden: tuple[str, ...] = ()
-    if tier == 1:
-        hidden = tuple(p for p in ("/tmp", "/var/tmp", "/run", home) if os.path.isdir(p))
-    writable = (ws, *caches.writable, "/tmp" if tier == 1 else tmp)
+    if tier == 1:  # /tmp is the private tmp, bound from the disk
+        hidden = tuple(p for p in no_reads if p not in ("/tmp", "/dev") and os.path.isdir(p))
+    roots = _with_home_path_dirs(runtimes.roots(), env["PATH"], home)
     return Profile(
         tier=tier,
         workspace=ws,
         cwd=os.path.realpath(cwd),
         network=network,
-        readable=("/",),
-        writable=writable if tier != 3 else ("/",),
+        readable=(*reads.carve(no_reads), *roots) if tier != 3 else ("/",),
+        writable=(ws, *caches.writable, tmp) if tier != 3 else ("/",),
         read_only=read_only_binds(ws, keep_read_only) if tier == 1 else (),
         hidden=hidden,
-        runtimes=_with_home_path_dirs(runtimes.roots(), env["PATH"], home),
+        runtimes=roots,
         caches=dict(caches.env),
         env=env,
+        unreadable=no_reads if tier != 3 else (),
+        private_tmp=tmp,
+        limits=limits.for_command(ws, str(caches.root)),
     )
 
 
@@ -146,11 +159,18 @@ def helper_args(profile: Profile, seccomp: str | None, reap: bool, landlock: boo
     args = ["--chdir", profile.cwd]
     if reap:
         args.append("--reap")
+        if profile.limits is not None:
+            args += profile.limits.helper_args()
     if not landlock:
         return [*args, "--no-landlock"]
-    args += ["--ro", "/"]
+    for path in profile.readable:
+        args += ["--ro", path]
+    if seccomp:  # the helper reads its seccomp program after Landlock is in force
+        args += ["--ro", os.path.dirname(seccomp)]
     for path in profile.writable:
         args += ["--rw", path]
+    if profile.tier == 1:
+        args += ["--rw", "/tmp"]
     for dev in DEVICES_TIER1 if profile.tier == 1 else DEVICES:
         args += ["--rw", dev]
     if not profile.network:
@@ -165,17 +185,19 @@ def bwrap_args(profile: Profile, helper: str, seccomp: str) -> tuple[list[str], 
     """The bubblewrap prefix, and the placeholders it will create for missing protected paths."""
     bwrap = bwrap_binary() or "bwrap"
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    size = str(profile.limits.tmpfs if profile.limits is not None else TMPFS_SIZE)
     for path in profile.hidden:
-        args += ["--tmpfs", path]
+        args += ["--size", size, "--tmpfs", path]
+    args += ["--bind", profile.private_tmp, "/tmp"]
     # Bound back after the tmpfs mounts hid them: runtimes, the helper and its program, caches.
     # the helper and its seccomp programs share one directory: one mount for both
     launcher_dirs = {os.path.dirname(helper), os.path.dirname(seccomp)}
+    covered = (*profile.hidden, "/tmp")  # /tmp is the private tmp now
     for path in (*profile.runtimes, *sorted(launcher_dirs)):
-        if any(path == h or path.startswith(h + "/") for h in profile.hidden):
+        if any(path == h or path.startswith(h + "/") for h in covered):
             args += ["--ro-bind", path, path]
     for path in profile.writable:
-        if path != "/tmp":
-            args += ["--bind", path, path]
+        args += ["--bind", path, path]
     placeholders: list[str] = []
     for path in profile.read_only:
         if os.path.lexists(path):

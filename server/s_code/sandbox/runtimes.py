@@ -47,3 +47,16 @@ def roots(environ: dict[str, str] | None = None) -> tuple[str, ...]:
         if path not in unique and not any(path.startswith(u + "/") for u in unique):
             unique = [u for u in unique if not u.startswith(path + "/")] + [path]
     return tuple(unique)
+
+
+def variables(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Each runtime found at its default place under ``$HOME``, named by its variable: a command
+    whose HOME is elsewhere (tier 2 gives it an empty private one) still finds it."""
+    env = os.environ if environ is None else environ
+    home = Path(env.get("HOME") or os.path.expanduser("~"))
+    found: dict[str, str] = {}
+    for name, default in _ROOTS:
+        path = home / default
+        if name not in env and name not in found and path.is_dir():
+            found[name] = os.path.realpath(path)
+    return found

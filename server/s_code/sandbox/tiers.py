@@ -104,7 +104,7 @@ def argv_for(
         if use_seccomp
         else None
     )
-    inner = [helper, *helper_args(profile, seccomp, reap=tier != 1, landlock=landlock), "--"]
+    inner = [helper, *helper_args(profile, seccomp, reap=True, landlock=landlock), "--"]
     if tier == 1:
         prefix, placeholders = bwrap_args(profile, helper, seccomp or helper)
         return [*prefix, *inner, *command], placeholders

@@ -92,6 +92,7 @@ class Session:
         return index
 
     def close(self) -> None:
+        self.lock.close()
         self.folders.close()
         if self.store is not None:
             self.store.store.close()

@@ -8,15 +8,18 @@ bridge, the approver and the notifier.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 from typing import Any
 
 from s_code.approvals.approver import Approver, DenyAll
 from s_code.commands.snapshots import restore_interrupted
 from s_code.edits.recovery import recover_interrupted
+from s_code.session.locks import CommandGitLock
 from s_code.session.options import SessionOptions
 from s_code.session.session import EditorBridge, NoEditor, Notify, Session, ToolTable
-from s_code.state.store import Store, WorkspaceStore
+from s_code.state.store import Store, WorkspaceStore, state_dir
 from s_code.workspace.documents import Documents, no_overlay
 from s_code.workspace.folders import Folders
 from s_code.workspace.protected import ProtectedPaths
@@ -34,6 +37,11 @@ def _open_store(folders: Folders) -> WorkspaceStore | None:
     except Exception as exc:  # the session still serves reads without persistence
         log.error("could not open the state store: %s", exc)
         return None
+
+
+def _lock_file(workspace: str) -> str:
+    digest = hashlib.sha256(workspace.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return os.path.join(state_dir(), "locks", f"{digest}.lock")
 
 
 def default_tools() -> ToolTable:
@@ -72,6 +80,8 @@ def open_session(
     if session.store is not None:
         plan = session.store.get("plan")  # update_plan's, kept across a restart
         session.plan = plan if isinstance(plan, dict) else None
+    if store:  # between sidecars on one workspace too (a file only the user can reach)
+        session.lock = CommandGitLock(_lock_file(opened.primary.real_path))
     recover_interrupted(session)
     restore_interrupted(session)
     return session
