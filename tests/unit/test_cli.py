@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from s_code.cli import _is_loopback, build_parser, parse_tcp
+from s_code.cli import build_parser
+from s_code.cli.serve import _is_loopback, parse_tcp
 from s_code.client import frame, read_frame
 from s_code.tools.builtin import default_registry
 
@@ -93,7 +94,9 @@ def test_is_loopback(host: str, expected: bool) -> None:
 def _child_env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["S_CODE_STATE_DIR"] = str(tmp_path / "state")
+    env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")
     env.pop("S_CODE_LOG", None)
+    env.pop("S_CODE_TOKEN", None)
     return env
 
 
@@ -164,6 +167,12 @@ def test_serve_tcp_end_to_end(tmp_path: Path) -> None:
     try:
         port = _wait_for_listening(lines, seen)
         assert port > 0
+        # The token is in a private file the server names on stderr, never on stderr itself.
+        token_path = tmp_path / "run" / "s-code" / f"tcp-{port}.token"
+        assert any(f"token in {token_path} " in line for line in seen), seen
+        assert token_path.stat().st_mode & 0o777 == 0o600
+        token = token_path.read_text().strip()
+        assert len(token) >= 32
         with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
             sock.settimeout(TIMEOUT)
             conn = Conn(sock)
@@ -174,6 +183,7 @@ def test_serve_tcp_end_to_end(tmp_path: Path) -> None:
                     "processId": None,
                     "rootUri": workspace.as_uri(),
                     "capabilities": {},
+                    "initializationOptions": {"token": token},
                 },
             )
             assert "error" not in init, init
@@ -210,6 +220,13 @@ def test_serve_tcp_end_to_end(tmp_path: Path) -> None:
             assert proc.wait(timeout=TIMEOUT) == 0
             # The server closed its end.
             assert read_frame(conn.rfile) is None
+        # The session took the token out of its options (no "unknown option" warning), and the
+        # token file goes with the server.
+        assert not any(n["method"] == "window/showMessage" for n in conn.notifications)
+        assert not token_path.exists()
+        while (line := lines.get(timeout=TIMEOUT)) != "":
+            seen.append(line)
+        assert token not in "".join(seen)
         # stdout carries protocol only, and with TCP there is none.
         assert proc.stdout is not None
         assert proc.stdout.read() == b""
