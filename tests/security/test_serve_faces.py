@@ -108,12 +108,17 @@ def test_tcp_without_the_token_reads_nothing_and_the_right_client_still_gets_in(
         attacker.send(b"{nope")
         assert attacker.next_frame() is None
         attacker.close()
+        # Before admission a message may not be large, even with the token (1 MiB at most).
+        attacker = Conn.tcp(port)
+        padded = steal(attacker, victim, token=token_of(tmp_path, port), pad="x" * (1 << 20))
+        assert padded is None
+        attacker.close()
         # The right client, after all of that, is served.
         client = Conn.tcp(port)
         assert steal(client, victim, token=token_of(tmp_path, port)) == f"     1\t{SECRET}"
         client.close()
         log = server.finish()
-    assert log.count("refused a connection from ('127.0.0.1'") == len(WRONG_FIRST_MESSAGES) + 2
+    assert log.count("refused a connection from ('127.0.0.1'") == len(WRONG_FIRST_MESSAGES) + 3
 
 
 def test_a_silent_connection_does_not_keep_the_right_client_out(
