@@ -58,6 +58,35 @@ def test_parser_uses_parse_tcp(capsys) -> None:
     assert "not a port" in capsys.readouterr().err
 
 
+def test_token_file_goes_with_tcp(tmp_path: Path) -> None:
+    done = subprocess.run(
+        serve_argv("--socket", str(tmp_path / "s.sock"), "--token-file", str(tmp_path / "t")),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=child_env(tmp_path),
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 2
+    assert b"--token-file goes with --tcp" in done.stderr
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["serve", "--tcp", "9", "--socket", "x"])
+
+
+@pytest.mark.parametrize(("host", "warned"), [("0.0.0.0", True), ("127.0.0.1", False)])
+def test_a_non_loopback_host_warns(monkeypatch, caplog, host: str, warned: bool) -> None:
+    import s_code.lsp.listen
+
+    monkeypatch.delenv("S_CODE_TOKEN", raising=False)
+    served: list[tuple[str, int]] = []
+    monkeypatch.setattr(
+        s_code.lsp.listen, "serve_tcp", lambda _s, host, port, **_kw: served.append((host, port))
+    )
+    args = build_parser().parse_args(["serve", "--tcp", f"{host}:7"])
+    args.func(args)
+    assert served == [(host, 7)]
+    assert ("non-loopback host" in caplog.text) is warned
+
+
 # -- _is_loopback -------------------------------------------------------------------------------
 
 

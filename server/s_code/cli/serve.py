@@ -115,7 +115,9 @@ def _serve_tcp(address: tuple[str, int], token_file: str | None) -> int:
         return _fail(str(exc))
     if not _is_loopback(host):
         log.warning(
-            "serving on non-loopback host %s: anyone who can reach it can drive the agent", host
+            "serving on non-loopback host %s: the token crosses the network in clear text; "
+            "anyone who can read that traffic can drive the agent",
+            host,
         )
     written: list[OwnedPath] = []
 
