@@ -90,7 +90,7 @@ def _serve_one(
                 return
             try:
                 first = await admit(reader, writer)
-            except Refused as exc:
+            except (Refused, OSError) as exc:  # OSError: the peer reset the connection
                 peer = writer.get_extra_info("peername") or "the socket"
                 log.warning("refused a connection from %s: %s", peer, exc)
                 writer.close()
