@@ -5,24 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import queue
-import re
 import socket
 import subprocess
 import sys
 import sysconfig
-import threading
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from s_code.cli import _is_loopback, build_parser, parse_tcp
-from s_code.client import frame, read_frame
+from s_code.cli import build_parser
+from s_code.cli.serve import _is_loopback, parse_tcp
 from s_code.tools.builtin import default_registry
-
-TIMEOUT = 20.0
+from tests.serve_support import TIMEOUT, Conn, ServedChild, child_env, serve_argv
 
 # -- parse_tcp ----------------------------------------------------------------------------------
 
@@ -64,6 +58,35 @@ def test_parser_uses_parse_tcp(capsys) -> None:
     assert "not a port" in capsys.readouterr().err
 
 
+def test_token_file_goes_with_tcp(tmp_path: Path) -> None:
+    done = subprocess.run(
+        serve_argv("--socket", str(tmp_path / "s.sock"), "--token-file", str(tmp_path / "t")),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=child_env(tmp_path),
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 2
+    assert b"--token-file goes with --tcp" in done.stderr
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["serve", "--tcp", "9", "--socket", "x"])
+
+
+@pytest.mark.parametrize(("host", "warned"), [("0.0.0.0", True), ("127.0.0.1", False)])
+def test_a_non_loopback_host_warns(monkeypatch, caplog, host: str, warned: bool) -> None:
+    import s_code.lsp.listen
+
+    monkeypatch.delenv("S_CODE_TOKEN", raising=False)
+    served: list[tuple[str, int]] = []
+    monkeypatch.setattr(
+        s_code.lsp.listen, "serve_tcp", lambda _s, host, port, **_kw: served.append((host, port))
+    )
+    args = build_parser().parse_args(["serve", "--tcp", f"{host}:7"])
+    args.func(args)
+    assert served == [(host, 7)]
+    assert ("non-loopback host" in caplog.text) is warned
+
+
 # -- _is_loopback -------------------------------------------------------------------------------
 
 
@@ -90,136 +113,64 @@ def test_is_loopback(host: str, expected: bool) -> None:
 # -- a real TCP session -------------------------------------------------------------------------
 
 
-def _child_env(tmp_path: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["S_CODE_STATE_DIR"] = str(tmp_path / "state")
-    env.pop("S_CODE_LOG", None)
-    return env
-
-
-def _pump_lines(stream: Any, into: queue.Queue[str]) -> None:
-    for raw in iter(stream.readline, b""):
-        into.put(raw.decode("utf-8", "replace"))
-    into.put("")  # EOF
-
-
-def _wait_for_listening(lines: queue.Queue[str], seen: list[str]) -> int:
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        try:
-            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
-        except queue.Empty:
-            break
-        if line == "":
-            raise AssertionError(f"server exited before listening; stderr: {seen!r}")
-        seen.append(line)
-        match = re.search(r"listening on \('127\.0\.0\.1', (\d+)\)", line)
-        if match:
-            return int(match.group(1))
-    raise AssertionError(f"no 'listening on' line within {TIMEOUT}s; stderr: {seen!r}")
-
-
-class Conn:
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.rfile = sock.makefile("rb")
-        self.notifications: list[dict[str, Any]] = []
-
-    def send(self, payload: dict[str, Any]) -> None:
-        self.sock.sendall(frame(payload))
-
-    def reply_to(self, msg_id: int) -> dict[str, Any]:
-        """Read frames until the response to ``msg_id`` (keeping notifications)."""
-        while True:
-            body = read_frame(self.rfile)
-            assert body is not None, f"connection closed before the reply to {msg_id}"
-            msg = json.loads(body)
-            if "method" in msg:
-                assert "id" not in msg, f"unexpected server request {msg!r}"
-                self.notifications.append(msg)
-                continue
-            assert msg.get("id") == msg_id, msg
-            return msg
-
-    def request(self, msg_id: int, method: str, params: Any) -> dict[str, Any]:
-        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        return self.reply_to(msg_id)
-
-
 def test_serve_tcp_end_to_end(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "hello.txt").write_text("hi\n")
     # Port 0: the kernel picks a free port, and the "listening on" line names it (no race).
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "s_code", "serve", "--tcp", "127.0.0.1:0"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=_child_env(tmp_path),
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    seen: list[str] = []
-    threading.Thread(target=_pump_lines, args=(proc.stderr, lines), daemon=True).start()
-    try:
-        port = _wait_for_listening(lines, seen)
+    with ServedChild(serve_argv("--tcp", "127.0.0.1:0"), child_env(tmp_path)) as server:
+        port = server.port()
         assert port > 0
-        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
-            sock.settimeout(TIMEOUT)
-            conn = Conn(sock)
-            init = conn.request(
-                1,
-                "initialize",
-                {
-                    "processId": None,
-                    "rootUri": workspace.as_uri(),
-                    "capabilities": {},
-                },
-            )
-            assert "error" not in init, init
-            result = init["result"]
-            assert result["serverInfo"]["name"] == "s-code"
-            s_code = result["capabilities"]["experimental"]["sCode"]
-            assert s_code["protocolVersion"] == 1
-            assert "s-code/tools/list" in s_code["methods"]
-            assert "s-code/listFiles" in s_code["methods"]
-            conn.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        # The token is in a private file the server names on stderr, never on stderr itself.
+        token_path = tmp_path / "run" / "s-code" / f"tcp-{port}.token"
+        assert f"token in {token_path} " in server.stderr()
+        assert token_path.stat().st_mode & 0o777 == 0o600
+        token = token_path.read_text().strip()
+        assert len(token) >= 32
+        conn = Conn.tcp(port)
+        init = conn.initialize(workspace, token=token)
+        assert init is not None and "error" not in init, init
+        result = init["result"]
+        assert result["serverInfo"]["name"] == "s-code"
+        s_code = result["capabilities"]["experimental"]["sCode"]
+        assert s_code["protocolVersion"] == 1
+        assert "s-code/tools/list" in s_code["methods"]
+        assert "s-code/listFiles" in s_code["methods"]
 
-            listed = conn.request(2, "s-code/tools/list", {})
-            assert "error" not in listed, listed
-            tools = listed["result"]["tools"]
-            assert [t["name"] for t in tools] == [t.name for t in default_registry().core()]
-            assert {
-                "read_file",
-                "list_files",
-                "search_text",
-                "update_plan",
-                "tool_search",
-            } <= {t["name"] for t in tools}
-            for t in tools:
-                assert t["inputSchema"]["type"] == "object"
-                assert isinstance(t["description"], str) and t["description"]
+        listed = conn.request(2, "s-code/tools/list", {})
+        assert listed is not None and "error" not in listed, listed
+        tools = listed["result"]["tools"]
+        assert [t["name"] for t in tools] == [t.name for t in default_registry().core()]
+        assert {
+            "read_file",
+            "list_files",
+            "search_text",
+            "update_plan",
+            "tool_search",
+        } <= {t["name"] for t in tools}
+        for t in tools:
+            assert t["inputSchema"]["type"] == "object"
+            assert isinstance(t["description"], str) and t["description"]
 
-            # The session really is on the workspace named by rootUri.
-            files = conn.request(3, "s-code/listFiles", {"path": "."})
-            assert files["result"]["entries"] == [{"path": "hello.txt", "type": "file", "size": 3}]
+        # The session really is on the workspace named by rootUri.
+        files = conn.request(3, "s-code/listFiles", {"path": "."})
+        assert files is not None
+        assert files["result"]["entries"] == [{"path": "hello.txt", "type": "file", "size": 3}]
 
-            shutdown = conn.request(4, "shutdown", None)
-            assert shutdown == {"jsonrpc": "2.0", "id": 4, "result": None}
-            conn.send({"jsonrpc": "2.0", "method": "exit"})
-            assert proc.wait(timeout=TIMEOUT) == 0
-            # The server closed its end.
-            assert read_frame(conn.rfile) is None
+        shutdown = conn.request(4, "shutdown", None)
+        assert shutdown == {"jsonrpc": "2.0", "id": 4, "result": None}
+        conn.send({"jsonrpc": "2.0", "method": "exit"})
+        assert server.proc.wait(timeout=TIMEOUT) == 0
+        # The server closed its end.
+        assert conn.next_frame() is None
+        conn.close()
+        # The session took the token out of its options (no "unknown option" warning), and the
+        # token file goes with the server.
+        assert not any(n["method"] == "window/showMessage" for n in conn.notifications)
+        assert not token_path.exists()
+        assert token not in server.finish()
         # stdout carries protocol only, and with TCP there is none.
-        assert proc.stdout is not None
-        assert proc.stdout.read() == b""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=TIMEOUT)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        assert server.stdout == b""
 
 
 def test_serve_tcp_refuses_a_busy_port(tmp_path: Path) -> None:
@@ -231,7 +182,7 @@ def test_serve_tcp_refuses_a_busy_port(tmp_path: Path) -> None:
             [sys.executable, "-m", "s_code", "serve", "--tcp", f"127.0.0.1:{port}"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
-            env=_child_env(tmp_path),
+            env=child_env(tmp_path),
             timeout=TIMEOUT,
         )
     assert done.returncode != 0
@@ -255,7 +206,7 @@ def test_doctor_json(tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        env=_child_env(tmp_path),
+        env=child_env(tmp_path),
         timeout=60,
     )
     assert done.returncode == 0, done.stderr

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import logging
 import os
 import sys
 
 from s_code import __version__
+from s_code.cli.serve import add_arguments, cmd_serve
 
 LOG_LEVEL_ENV = "S_CODE_LOG"
 
@@ -25,47 +25,6 @@ def _setup_logging() -> None:
     if level != "DEBUG":
         logging.getLogger("pygls").setLevel(logging.WARNING)
         logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
-
-
-def parse_tcp(value: str) -> tuple[str, int]:
-    """``PORT`` or ``HOST:PORT``; without a host, loopback. A named host is used as given."""
-    host, sep, port = value.rpartition(":")
-    if not sep:
-        host, port = "127.0.0.1", value
-    if ":" in host and not (host.startswith("[") and host.endswith("]")):
-        raise argparse.ArgumentTypeError(f"write an IPv6 host in brackets: [{host}]:{port}")
-    host = host.strip("[]") or "127.0.0.1"
-    try:
-        number = int(port)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port: {port!r}") from None
-    if not 0 <= number <= 65535:
-        raise argparse.ArgumentTypeError(f"port out of range: {number}")
-    return host, number
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    from s_code.lsp.handlers import create_server
-    from s_code.lsp.transport import serve_stdio, serve_tcp
-
-    server = create_server()
-    if args.tcp is None:
-        return serve_stdio(server)
-    host, port = args.tcp
-    if not _is_loopback(host):
-        logging.getLogger("s_code").warning(
-            "serving on non-loopback host %s: anyone who can reach it can drive the agent", host
-        )
-    return serve_tcp(server, host, port)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -94,13 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="s-code", description=__doc__)
     parser.add_argument("--version", action="version", version=f"s-code {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="speak LSP over stdio (default) or TCP")
-    serve.add_argument(
-        "--tcp",
-        type=parse_tcp,
-        metavar="[HOST:]PORT",
-        help="listen on TCP instead of stdio (loopback unless HOST is named)",
-    )
+    serve = sub.add_parser("serve", help="speak LSP over stdio (default), TCP or a unix socket")
+    add_arguments(serve)
     serve.set_defaults(func=cmd_serve)
     demo = sub.add_parser("demo", help="drive a real server like an agent would, on samples/")
     demo.add_argument("--keep", action="store_true", help="keep the scratch workspace")

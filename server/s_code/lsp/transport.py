@@ -1,4 +1,4 @@
-"""The message loop: Content-Length framing over stdio or one TCP connection.
+"""The message loop: Content-Length framing, and the stdio face (the socket faces: listen.py).
 
 pygls' own loop decodes with ``json.loads(object_hook=...)``, which structures *nested* dicts
 that carry a ``jsonrpc`` key, and drops without a reply any message it cannot structure or that
@@ -123,41 +123,49 @@ class MessageLoop:
         finally:
             INCOMING.reset(token)
 
-    async def run(self, reader: Any) -> None:
-        """Read framed messages until EOF; ``reader`` has async ``readline`` and ``readexactly``."""
-        while True:
-            length: int | None = None
-            header_bytes = 0
-            while True:
-                try:
-                    line = await reader.readline()
-                except (ValueError, asyncio.LimitOverrunError):
-                    log.error("header line too long; closing the connection")
-                    return
-                if not line:
-                    return
-                header_bytes += len(line)
-                if header_bytes > MAX_HEADER_BYTES:
-                    log.error("header block too large; closing the connection")
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                match = _CONTENT_LENGTH.match(line.strip())
-                if match:
-                    length = int(match.group(1))
-            if length is None:
-                log.warning("message without Content-Length; skipped")
-                continue
-            if length > MAX_BODY_BYTES:
-                log.error(
-                    "message of %d bytes is over the %d limit; closing", length, MAX_BODY_BYTES
-                )
-                return
-            try:
-                body = await reader.readexactly(length) if length else b""
-            except asyncio.IncompleteReadError:
-                return
+    async def run(self, reader: Any, first: bytes | None = None) -> None:
+        """Dispatch ``first`` (a body already read), then every framed message until EOF."""
+        if first is not None:
+            self.dispatch(first)
+        while (body := await read_message(reader)) is not None:
             self.dispatch(body)
+
+
+async def read_message(reader: Any, limit: int = MAX_BODY_BYTES) -> bytes | None:
+    """The next framed body, or None at EOF or when the connection must close (logged).
+
+    ``reader`` has async ``readline`` and ``readexactly``; a header block without
+    Content-Length is skipped; a body over ``limit`` bytes closes the connection."""
+    while True:
+        length: int | None = None
+        header_bytes = 0
+        while True:
+            try:
+                line = await reader.readline()
+            except (ValueError, asyncio.LimitOverrunError):
+                log.error("header line too long; closing the connection")
+                return None
+            if not line:
+                return None
+            header_bytes += len(line)
+            if header_bytes > MAX_HEADER_BYTES:
+                log.error("header block too large; closing the connection")
+                return None
+            if line in (b"\r\n", b"\n"):
+                break
+            match = _CONTENT_LENGTH.match(line.strip())
+            if match:
+                length = int(match.group(1))
+        if length is None:
+            log.warning("message without Content-Length; skipped")
+            continue
+        if length > limit:
+            log.error("message of %d bytes is over the %d limit; closing", length, limit)
+            return None
+        try:
+            return await reader.readexactly(length) if length else b""
+        except asyncio.IncompleteReadError:
+            return None
 
 
 class FdWriter:
@@ -218,7 +226,7 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-def _run(main: Any, server: LanguageServer) -> int:
+def run_until_exit(main: Any, server: LanguageServer) -> int:
     """Run the loop; the exit code is the one ``exit`` chose (0 after ``shutdown``, else 1)."""
     tune_gc()
     code = 0
@@ -248,38 +256,4 @@ def serve_stdio(server: LanguageServer) -> int:
         ).start()
         await loop.run(stream)
 
-    return _run(main, server)
-
-
-def serve_tcp(server: LanguageServer, host: str, port: int) -> int:
-    """Serve one client connection on ``host:port`` (the CLI keeps it on loopback by default)."""
-    loop = MessageLoop(server)
-
-    async def main() -> None:
-        done = asyncio.Event()
-
-        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            if done.is_set():
-                writer.close()
-                return
-            done.set()
-            server.protocol.set_writer(writer)
-            try:
-                await loop.run(reader)
-            finally:
-                tcp.close()
-
-        try:
-            tcp = await asyncio.start_server(on_connect, host, port)
-        except OSError as exc:
-            sys.stderr.write(f"s-code: cannot listen on {host}:{port}: {exc.strerror}\n")
-            raise SystemExit(2) from None
-        addrs = ", ".join(str(s.getsockname()) for s in tcp.sockets)
-        log.info("s-code listening on %s", addrs)
-        sys.stderr.write(f"s-code: listening on {addrs}\n")
-        sys.stderr.flush()
-        async with tcp:
-            with contextlib.suppress(asyncio.CancelledError):
-                await tcp.serve_forever()
-
-    return _run(main, server)
+    return run_until_exit(main, server)
