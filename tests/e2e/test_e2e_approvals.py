@@ -259,6 +259,59 @@ def test_client_without_prompts_is_denied(tmp_path: Path) -> None:
         client.close()
 
 
+def test_every_client_is_prompted_whatever_it_declared(tmp_path: Path) -> None:
+    """window/showMessageRequest is base LSP: a client that declares no window capability (Emacs
+    eglot does not) is still asked, and its approval counts."""
+    root = workspace(tmp_path / "ws")
+    asked: list[str] = []
+
+    def answer(method: str, params: Any) -> Any:
+        asked.append(params["message"])
+        return {"title": "Approve once"}
+
+    client = StdioClient(
+        env={**os.environ, "S_CODE_STATE_DIR": str(tmp_path / "state")}, on_request=answer
+    )
+    try:
+        client.initialize(str(root), capabilities={}, options={"permissionMode": "manual"})
+        done = client.request(
+            methods.APPLY_PATCH,
+            {"files": [{"path": "z.txt", "expected_revision": None, "content": "x\n"}]},
+        )
+        assert done["applied"][0]["path"] == "z.txt"
+        assert asked and "z.txt" in asked[0]
+    finally:
+        client.close()
+
+
+def test_an_editor_that_cannot_show_the_prompt_is_denied_honestly(tmp_path: Path) -> None:
+    """A client that answers the prompt with an error could not show it: denied (fail closed),
+    and the error says the editor could not show the prompt, never that the user said no."""
+    root = workspace(tmp_path / "ws")
+
+    def refuse(method: str, params: Any) -> Any:
+        raise RuntimeError("Unhandled method window/showMessageRequest")
+
+    client = StdioClient(
+        env={**os.environ, "S_CODE_STATE_DIR": str(tmp_path / "state")}, on_request=refuse
+    )
+    try:
+        client.initialize(str(root), capabilities={}, options={"permissionMode": "manual"})
+        with pytest.raises(RpcError) as err:
+            client.request(
+                methods.APPLY_PATCH,
+                {"files": [{"path": "z.txt", "expected_revision": None, "content": "x\n"}]},
+            )
+        assert err.value.kind == "approval_denied"
+        assert err.value.error["data"]["reason"] == "no_prompt"
+        message = err.value.error["message"]
+        assert "could not show the approval prompt" in message
+        assert "did not approve" not in message
+        assert not (root / "z.txt").exists()
+    finally:
+        client.close()
+
+
 def _audit(state: Path) -> list[tuple[Any, ...]]:
     with sqlite3.connect(state / "state.sqlite3") as conn:
         return conn.execute(

@@ -46,9 +46,7 @@ def server(tmp_path: Path, prompter: Prompter) -> StdioClient:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     env = dict(os.environ, S_CODE_STATE_DIR=str(tmp_path / "state"))
-    client = StdioClient(
-        [sys.executable, "-m", "s_code", "serve"], env=env, on_request=prompter
-    )
+    client = StdioClient([sys.executable, "-m", "s_code", "serve"], env=env, on_request=prompter)
     client.initialize(str(ws), capabilities={"window": {"showDocument": {"support": True}}})
     return client
 
