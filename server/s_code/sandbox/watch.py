@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 
 from s_code.workspace.protected import nested_git_dirs, protected_in
+from s_code.workspace.root import NEVER_BLOCK
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +58,11 @@ def _entry(path: str, budget: list[int] | None = None) -> Entry | None:
     if not stat.S_ISREG(st.st_mode):
         return ("other", mode)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | NEVER_BLOCK)
     except OSError:
+        return ("other", mode)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the lstat (/dev/zero never ends)
+        os.close(fd)
         return ("other", mode)
     with os.fdopen(fd, "rb") as fh:
         digest = hashlib.sha256()
