@@ -71,7 +71,13 @@ async def client(lsp_client: LanguageClient, tmp_path: Path):
         BOUND * 4,
     )
     yield
-    await asyncio.wait_for(lsp_client.shutdown_session(), BOUND * 4)
+    try:
+        await asyncio.wait_for(lsp_client.shutdown_session(), BOUND * 4)
+    except BaseException:  # a frozen server (without the fix) must not outlive the test
+        server = lsp_client._server
+        if server is not None and server.returncode is None:
+            server.kill()
+        raise
 
 
 def ws_of(client: LanguageClient) -> Path:
