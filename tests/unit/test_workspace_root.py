@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import threading
@@ -463,3 +464,69 @@ def test_fds_are_cloexec(root: WorkspaceRoot) -> None:
     finally:
         os.close(fd)
     assert not os.get_inheritable(root.fd)
+
+
+# -- never blocking (SECURITY.md T1) -----------------------------------------------------------
+
+
+def test_every_open_is_non_blocking(root: WorkspaceRoot, ws: Path) -> None:
+    """opened() with its default flags returns at once on a FIFO (before, it blocked there until
+    a writer came: git_blame's pre-check froze the server so)."""
+    os.mkfifo(ws / "a" / "pipe")
+    try:
+
+        def open_it() -> int:
+            with root.opened("a/pipe") as fd:
+                return os.fstat(fd).st_mode
+
+        mode = _run_with_timeout(open_it, 5.0)
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(os.open(ws / "a" / "pipe", os.O_WRONLY | os.O_NONBLOCK))
+    assert isinstance(mode, int) and stat.S_ISFIFO(mode), repr(mode)
+    fd = root.open("a/b/c.txt")
+    try:
+        assert os.get_blocking(fd) is False
+    finally:
+        os.close(fd)
+
+
+def _unix_socket(path: Path) -> None:
+    import socket
+
+    with contextlib.chdir(path.parent), socket.socket(socket.AF_UNIX) as s:
+        s.bind(path.name)
+
+
+def test_a_socket_is_not_a_regular_file(root: WorkspaceRoot, ws: Path) -> None:
+    _unix_socket(ws / "a" / "sock")
+    err = kind_of(lambda: root.read_bytes("a/sock", LIMIT))
+    assert err.kind is ErrorKind.INVALID_PARAMS and err.data["path"] == "a/sock"
+    assert "not a regular file" in err.message
+
+
+def test_regular_file_never_opens(root: WorkspaceRoot, ws: Path) -> None:
+    os.mkfifo(ws / "a" / "pipe")
+    _unix_socket(ws / "a" / "sock")
+    (ws / "a" / "link").symlink_to("b/c.txt")
+    assert root.regular_file(("a", "b", "c.txt")).st_size == len(C_TXT)
+    for parts in (("a", "pipe"), ("a", "sock"), ("a", "b")):
+        err = kind_of(lambda p=parts: root.regular_file(p))  # type: ignore[misc]
+        assert err.kind is ErrorKind.INVALID_PARAMS and err.data["path"] == "/".join(parts)
+    assert kind_of(lambda: root.regular_file(("a", "link"))).kind is ErrorKind.PATH_ESCAPE
+    assert kind_of(lambda: root.regular_file(("a", "none"))).kind is ErrorKind.NOT_FOUND
+
+
+def test_read_head(ws: Path, tmp_path: Path) -> None:
+    from s_code.workspace.root import read_head
+
+    os.mkfifo(ws / "pipe")
+    (ws / "link").symlink_to("top.txt")
+    assert read_head(str(ws / "top.txt"), 2) == b"to"
+    assert _run_with_timeout(lambda: read_head(str(ws / "pipe"), 10), 5.0) is None
+    assert read_head(str(ws / "a"), 10) is None
+    with pytest.raises(OSError) as err:
+        read_head(str(ws / "link"), 10)
+    assert err.value.errno == errno.ELOOP
+    with pytest.raises(FileNotFoundError):
+        read_head(str(ws / "none"), 10)

@@ -8,7 +8,6 @@ returns the targets otherwise.
 
 from __future__ import annotations
 
-import stat
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -88,22 +87,13 @@ def prepare_one(session: Session, plan: FilePlan) -> Target:
         raise invalid_params("the path names the workspace folder itself", field_path)
     session.protected.check(loc.parts, loc.display)
     exists, identity, disk = False, None, None
-    try:
-        st = loc.root.lstat(loc.rel, field=field_path)
+    try:  # a FIFO, a device or a socket is refused here, never opened
+        st = loc.root.regular_file(loc.parts, field=field_path)
         exists = True
     except SCodeError as exc:
         if exc.kind is not ErrorKind.NOT_FOUND:
             raise
     if exists:
-        if stat.S_ISLNK(st.st_mode):
-            raise SCodeError(
-                ErrorKind.PATH_ESCAPE,
-                f"{loc.display!r} is a symbolic link",
-                path=loc.display,
-                field=field_path,
-            )
-        if not stat.S_ISREG(st.st_mode):
-            raise invalid_params(f"{loc.display!r} is not a regular file", field_path)
         if st.st_nlink > 1:
             raise SCodeError(
                 ErrorKind.ALIAS_CONFLICT,

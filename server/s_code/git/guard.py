@@ -5,9 +5,11 @@ controls — every scope except ``command`` (our own ``-c``), since system and g
 switched off. Submodules' own config (``$GIT_DIR/modules/**`` and gitdirs of the paths named in
 ``.gitmodules``) is vetted the same way. ``core.worktree`` is refused unless it names our work tree.
 
-After the operation, the config files are stat'ed again; if they changed while git ran, the guard
-runs again and a rejection then discards the output (the ``-c`` overrides already kept fsmonitor,
-hooks, pagers and external diff off in that window).
+Before it, the files git opens at fixed places must be regular files (git would hang on a FIFO:
+:func:`s_code.git.layout.refuse_special_files`). After the operation, the config files are
+stat'ed again; if they changed while git ran, the guard runs again and a rejection then discards
+the output (the ``-c`` overrides already kept fsmonitor, hooks, pagers and external diff off in
+that window).
 """
 
 from __future__ import annotations
@@ -18,9 +20,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from s_code.git.keys import dangerous
-from s_code.git.layout import Repository
+from s_code.git.layout import (
+    MAX_GITFILE_BYTES,
+    Repository,
+    files_git_reads,
+    refuse_special_files,
+)
 from s_code.git.runner import Handle, spawn_sync
 from s_code.protocol.errors import ErrorKind, SCodeError
+from s_code.workspace.root import read_head
 
 CONFIG_LIST = ["config", "--list", "--show-origin", "--show-scope", "--includes", "-z"]
 MAX_SUBMODULES = 64
@@ -142,8 +150,11 @@ def _gitdir_of(dot_git: str) -> str | None:
         return dot_git
     if not stat.S_ISREG(st.st_mode):
         return None
-    with open(dot_git, "rb") as f:
-        text = f.read(4096).decode("utf-8", "replace").strip()
+    try:
+        raw = read_head(dot_git, MAX_GITFILE_BYTES)
+    except OSError:
+        return None
+    text = (raw or b"").decode("utf-8", "replace").strip()
     if not text.startswith("gitdir:"):
         return None
     return os.path.realpath(os.path.join(os.path.dirname(dot_git), text[len("gitdir:") :].strip()))
@@ -211,6 +222,7 @@ def _watched(repo: Repository, entries: Iterable[ConfigEntry]) -> list[str]:
 def preflight(repo: Repository, roots: tuple[str, ...], handle: Handle) -> Vetted:
     """Refuse the repository if its configuration could make git run anything (in a worker
     thread, like every git spawn)."""
+    refuse_special_files(files_git_reads(repo))
     for _ in range(MAX_ATTEMPTS):
         before = _stamp(repo.config_files())
         entries = _vet(repo, roots, handle)
@@ -243,6 +255,7 @@ def _vet(repo: Repository, roots: tuple[str, ...], handle: Handle) -> list[Confi
             origin=os.path.join(repo.common_dir, "modules"),
         )
     for gitdir in gitdirs:
+        refuse_special_files([os.path.join(gitdir, "config")])
         sub = _list(gitdir, repo.work_tree, roots, handle)
         found = rejections(sub, None, scope_as="submodule")
         if found:

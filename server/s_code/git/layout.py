@@ -10,18 +10,24 @@ boundary), the first ``.git`` wins, as in git. Git is then always told ``--git-d
 - ``gitfile_outside``: a ``.git`` file whose ``gitdir:`` points outside the workspace folder;
 - ``gitdir_symlink``: a ``.git`` that is a symbolic link;
 - ``commondir_outside``: a ``commondir`` redirecting the gitdir's config outside the folder;
+- ``gitfile_invalid``, ``commondir_invalid``: a ``.git`` or ``commondir`` that is not a regular
+  file (a FIFO, a device: read without blocking, never followed) or not a ``gitdir:`` link;
+- ``special_file`` (:func:`refuse_special_files`, before each git operation): a file git opens
+  at a fixed place (``config``, ``index``, ``info/exclude``, ``.gitignore``...) that is not a
+  regular file: git opens these blocking and would hang on a FIFO until its timeout;
 - ``foreign_owner``: a gitdir or work tree owned by another user (git's ``safe.directory``
   check, which an explicit ``--git-dir`` would otherwise skip).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
 
 from s_code.protocol.errors import ErrorKind, SCodeError
-from s_code.workspace.root import WorkspaceRoot
+from s_code.workspace.root import WorkspaceRoot, read_head
 
 MAX_GITFILE_BYTES = 4096
 
@@ -81,12 +87,27 @@ def looks_like_gitdir(path: str) -> bool:
     )
 
 
-def _read_gitfile(root: WorkspaceRoot | None, directory: str) -> str:
-    if root is not None:
-        raw = root.read_bytes(".git", MAX_GITFILE_BYTES)
-    else:
-        with open(os.path.join(directory, ".git"), "rb") as f:  # a parent: outside the root
-            raw = f.read(MAX_GITFILE_BYTES)
+def read_link_file(path: str, layout: str) -> bytes | None:
+    """The first bytes of a small file of the repository's (a ``.git`` file, a ``commondir``),
+    read without blocking (:func:`read_head`); None when absent. Anything but a regular file
+    (a FIFO, a device, a symbolic link), or one that cannot be read, is refused as ``layout``."""
+    try:
+        raw = read_head(path, MAX_GITFILE_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        why = "a symbolic link" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
+        raise layout_error(layout, f"{path} is {why}; s-code refuses it", path) from None
+    if raw is None:
+        raise layout_error(layout, f"{path} is not a regular file; s-code refuses it", path)
+    return raw
+
+
+def _read_gitfile(directory: str) -> str:
+    dot_git = os.path.join(directory, ".git")
+    raw = read_link_file(dot_git, "gitfile_invalid")
+    if raw is None:
+        raise layout_error("gitfile_invalid", f"{dot_git} disappeared", dot_git)
     text = raw.decode("utf-8", "replace").strip()
     if not text.startswith("gitdir:"):
         raise layout_error(
@@ -110,10 +131,10 @@ def _check_owner(path: str, what: str) -> None:
 
 def _common_dir(git_dir: str, folder: str) -> str:
     link = os.path.join(git_dir, "commondir")
-    if not os.path.lexists(link):
+    raw = read_link_file(link, "commondir_invalid")
+    if raw is None:
         return git_dir
-    with open(link, "rb") as f:
-        target = f.read(MAX_GITFILE_BYTES).decode("utf-8", "replace").strip()
+    target = raw.decode("utf-8", "replace").strip()
     common = os.path.realpath(os.path.join(git_dir, target))
     if not _inside(common, folder) and not _inside(common, git_dir):
         raise layout_error(
@@ -122,6 +143,61 @@ def _common_dir(git_dir: str, folder: str) -> str:
             link,
         )
     return common
+
+
+_GIT_DIR_FILES = ("HEAD", "index", "config.worktree", "MERGE_HEAD")
+_COMMON_FILES = (
+    "config",
+    "packed-refs",
+    "shallow",
+    "info/exclude",
+    "info/attributes",
+    "objects/info/alternates",
+)
+_WORK_TREE_FILES = (".gitignore", ".gitattributes", ".gitmodules", ".mailmap")
+
+
+def _head_ref(git_dir: str) -> str | None:
+    """The loose ref file HEAD names (``refs/heads/main``), when it names one."""
+    try:
+        raw = read_head(os.path.join(git_dir, "HEAD"), 1024)
+    except OSError:
+        return None
+    text = (raw or b"").decode("utf-8", "replace").strip()
+    if not text.startswith("ref: refs/"):
+        return None
+    ref = text[len("ref: ") :]
+    return ref if ".." not in ref.split("/") else None
+
+
+def files_git_reads(repo: Repository) -> list[str]:
+    """The files every git operation may open at fixed places: the gitdir's and the common
+    dir's own files, the checked-out branch's loose ref, the work tree's top-level ignore,
+    attribute, submodule and mailmap files."""
+    paths = [os.path.join(repo.git_dir, f) for f in _GIT_DIR_FILES]
+    paths += [os.path.join(repo.common_dir, f) for f in _COMMON_FILES]
+    ref = _head_ref(repo.git_dir)
+    if ref is not None:
+        paths.append(os.path.join(repo.common_dir, ref))
+    paths += [os.path.join(repo.work_tree, f) for f in _WORK_TREE_FILES]
+    return paths
+
+
+def refuse_special_files(paths: list[str]) -> None:
+    """Refuse (``layout: special_file``) when one of ``paths`` exists and is not a regular file:
+    git opens these blocking, and would hang on a FIFO until its timeout."""
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            raise layout_error(
+                "special_file",
+                f"{path} is not a regular file (a FIFO, a device or a socket?); git would "
+                "block reading it, so s-code refuses the repository",
+                path,
+            )
 
 
 def discover(root: WorkspaceRoot) -> Repository:
@@ -138,7 +214,6 @@ def discover(root: WorkspaceRoot) -> Repository:
         except FileNotFoundError:
             st = None
         if st is not None:
-            at_root = directory == folder
             if stat.S_ISLNK(st.st_mode):
                 raise layout_error(
                     "gitdir_symlink", f"{dot_git} is a symbolic link; s-code refuses it", dot_git
@@ -146,7 +221,7 @@ def discover(root: WorkspaceRoot) -> Repository:
             if stat.S_ISDIR(st.st_mode):
                 git_dir = dot_git
             elif stat.S_ISREG(st.st_mode):
-                git_dir = _read_gitfile(root if at_root else None, directory)
+                git_dir = _read_gitfile(directory)
                 if not _inside(git_dir, folder):
                     raise layout_error(
                         "gitfile_outside",

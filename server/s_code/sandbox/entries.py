@@ -36,7 +36,7 @@ def entry_of(path: str, budget: list[int] | None = None) -> Entry | None:
         identity = f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
         return ("file", mode, None, identity)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:
         return ("other", mode)
     with os.fdopen(fd, "rb") as fh:

@@ -9,6 +9,7 @@ name and results use the same spelling.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
 from pydantic import Field
@@ -34,18 +35,30 @@ _OPTIONS_DOC = "Extra git options, each from the tool's allow-list (others are r
 
 
 class _Target:
-    """The folder, repository and pathspecs one call is aimed at."""
+    """The folder, repository and pathspecs one call is aimed at. Made by :meth:`find`: in a
+    worker thread (discovery stats and reads the repository's files), while the handler holds
+    the git lock (so no command changes the layout under it)."""
 
-    def __init__(self, session: Session, paths: list[str], field: str = "paths") -> None:
+    def __init__(
+        self, session: Session, paths: list[str], field: str = "paths", *, blamed: bool = False
+    ) -> None:
         located = [session.folders.locate(p, f"{field}.{i}") for i, p in enumerate(paths)]
         roots = {id(loc.root) for loc in located}
         if len(roots) > 1:
             raise invalid_params("all paths must be in the same workspace folder", field)
+        if blamed:  # git reads the working-tree file: a regular file beneath the root, unopened
+            located[0].root.regular_file(located[0].parts, field=field)
         self.session = session
         self.root: WorkspaceRoot = located[0].root if located else session.folders.primary
         self.repo: Repository = discover(self.root)
         self.pathspecs = [self.repo.pathspec(loc.parts) for loc in located]
         self.roots = tuple(r.real_path for r in session.folders.roots)
+
+    @classmethod
+    async def find(
+        cls, session: Session, paths: list[str], field: str = "paths", *, blamed: bool = False
+    ) -> _Target:
+        return await asyncio.to_thread(cls, session, paths, field, blamed=blamed)
 
     def show(self, path: str | None) -> str | None:
         """A folder-relative path as the client spells it (folder name first when multi-root)."""
@@ -88,8 +101,8 @@ class GitStatusResult(Result):
 
 
 async def _git_status(session: Session, args: GitStatusArgs) -> GitStatusResult:
-    t = _Target(session, [args.path], "path")
     async with session.lock.git():  # never while a command runs
+        t = await _Target.find(session, [args.path], "path")
         answer = await operations.status(
             t.repo,
             t.roots,
@@ -205,8 +218,8 @@ async def _git_diff(session: Session, args: GitDiffArgs) -> GitDiffResult:
     if args.staged and len(revisions) > 1:
         raise invalid_params("staged compares the index with one base revision", "target")
     options = gitargs.options(args.options, "diff")
-    t = _Target(session, list(args.paths))
     async with session.lock.git():  # never while a command runs
+        t = await _Target.find(session, list(args.paths))
         answer = await operations.diff(
             t.repo,
             t.roots,
@@ -256,8 +269,8 @@ async def _git_log(session: Session, args: GitLogArgs) -> GitLogResult:
     if args.until is not None:
         filters.append("--until=" + gitargs.date_value(args.until, "until"))
     options = gitargs.options(args.options, "log")
-    t = _Target(session, list(args.paths))
     async with session.lock.git():  # never while a command runs
+        t = await _Target.find(session, list(args.paths))
         answer = await operations.log(
             t.repo,
             t.roots,
@@ -291,8 +304,8 @@ class GitShowResult(Result):
 async def _git_show(session: Session, args: GitShowArgs) -> GitShowResult:
     revision = gitargs.revision(args.revision, "revision")
     options = gitargs.options(args.options, "show")
-    t = _Target(session, list(args.paths))
     async with session.lock.git():  # never while a command runs
+        t = await _Target.find(session, list(args.paths))
         answer = await operations.show(
             t.repo,
             t.roots,
@@ -347,14 +360,10 @@ async def _git_blame(session: Session, args: GitBlameArgs) -> GitBlameResult:
     if args.start_line and args.end_line and args.end_line < args.start_line:
         raise invalid_params("end_line is before start_line", "end_line")
     options = gitargs.options(args.options, "blame")
-    t = _Target(session, [args.path], "path")
-    loc = session.folders.locate(args.path)
-    if not loc.parts:
+    if not session.folders.locate(args.path).parts:
         raise invalid_params("path must name a file", "path")
-    if revision is None:  # git reads the working-tree file: it must open beneath the root
-        with loc.root.opened(loc.parts):
-            pass
     async with session.lock.git():  # never while a command runs
+        t = await _Target.find(session, [args.path], "path", blamed=revision is None)
         answer = await operations.blame(
             t.repo,
             t.roots,

@@ -3,6 +3,11 @@
 It holds a directory fd opened once, remembers the directory's (st_dev, st_ino), and performs every
 operation relative to that fd with :func:`open_beneath`. Paths are validated before any system call
 with effects. An escape is an :class:`SCodeError` of kind ``path_escape``, never a boolean.
+
+Every open through it is non-blocking (``O_NONBLOCK | O_NOCTTY``, SECURITY.md T1): a FIFO, a
+device or a socket in the workspace never blocks the opener (on the event loop, that would freeze
+the server), and a terminal never becomes the server's controlling terminal. Whoever reads checks
+``S_ISREG`` first (:meth:`WorkspaceRoot.read_parts`, :func:`read_head`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from s_code.workspace.openat2 import open_beneath
 from s_code.workspace.paths import join, split_relative
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+NEVER_BLOCK = os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+"""Added to every open of workspace or repository content."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,8 @@ class WorkspaceRoot:
             )
         if code == errno.ENAMETOOLONG:
             return invalid_params(f"{rel!r} is too long", field)
+        if code == errno.ENXIO:  # a unix socket (or a device with no driver)
+            return invalid_params(f"{rel!r} is not a regular file (a socket?)", field, path=rel)
         return SCodeError(
             ErrorKind.NOT_FOUND, f"{rel!r} could not be opened: {exc.strerror}", path=rel
         )
@@ -113,7 +122,8 @@ class WorkspaceRoot:
     def open(
         self, path: str, flags: int = os.O_RDONLY, mode: int = 0, *, field: str = "path"
     ) -> int:
-        """Open ``path`` beneath the root and return a new fd (the caller closes it)."""
+        """Open ``path`` beneath the root and return a new fd (the caller closes it), never
+        blocking (``O_NONBLOCK`` is always added)."""
         parts = split_relative(path, field)
         return self.open_parts(parts, flags, mode, field=field)
 
@@ -126,12 +136,13 @@ class WorkspaceRoot:
         field: str = "path",
     ) -> int:
         self.ensure_intact()
+        flags |= NEVER_BLOCK
         if not parts:
             return (
                 os.dup(self._fd) if flags & os.O_DIRECTORY else os.open(".", flags, dir_fd=self._fd)
             )
         try:
-            return open_beneath(self._fd, parts, flags | os.O_CLOEXEC, mode)
+            return open_beneath(self._fd, parts, flags, mode)
         except OSError as exc:
             raise self._error(exc, self.shown(parts), field) from None
 
@@ -148,7 +159,10 @@ class WorkspaceRoot:
 
     def lstat(self, path: str, *, field: str = "path") -> os.stat_result:
         """Stat ``path`` without following a final symlink (its parents are never followed)."""
-        parts = split_relative(path, field)
+        return self.lstat_parts(split_relative(path, field), field=field)
+
+    def lstat_parts(self, parts: tuple[str, ...], *, field: str = "path") -> os.stat_result:
+        """:meth:`lstat` of validated components."""
         if not parts:
             self.ensure_intact()
             return os.fstat(self._fd)
@@ -157,6 +171,21 @@ class WorkspaceRoot:
                 return os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
             except OSError as exc:
                 raise self._error(exc, self.shown(parts), field) from None
+
+    def regular_file(self, parts: tuple[str, ...], *, field: str = "path") -> os.stat_result:
+        """The lstat of ``parts`` when it is a regular file, without opening it: a symbolic link
+        is ``path_escape``, anything else (a directory, a FIFO, a device, a socket) is
+        ``invalid_params``, and a missing file ``not_found``."""
+        st = self.lstat_parts(parts, field=field)
+        shown = self.shown(parts)
+        if stat.S_ISLNK(st.st_mode):
+            raise SCodeError(
+                ErrorKind.PATH_ESCAPE, f"{shown!r} is a symbolic link", path=shown, field=field
+            )
+        if not stat.S_ISREG(st.st_mode):
+            what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise invalid_params(f"{shown!r} is {what}", field, path=shown)
+        return st
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -169,7 +198,7 @@ class WorkspaceRoot:
         ``O_NONBLOCK`` keeps a FIFO from blocking the open, and a pseudo-file that calls itself
         regular (``/proc/kmsg`` bound into the workspace) from blocking the read: it is refused
         as unreadable, like a file whose read fails."""
-        fd = self.open_parts(parts, os.O_RDONLY | os.O_NONBLOCK, field=field)
+        fd = self.open_parts(parts, os.O_RDONLY, field=field)
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
@@ -223,6 +252,24 @@ class WorkspaceRoot:
 
     def __repr__(self) -> str:
         return f"WorkspaceRoot({self.path!r}, name={self.name!r})"
+
+
+def read_head(path: str, limit: int) -> bytes | None:
+    """At most ``limit`` bytes from the start of the regular file at the absolute ``path``, for a
+    repository's own files that lie beyond a WorkspaceRoot (a parent directory's ``.git`` file,
+    a ``commondir``), opened as WorkspaceRoot opens: non-blocking, never following a final
+    symbolic link. None when it is anything but a regular file, or its read would block; OSError
+    when it cannot be opened (FileNotFoundError when absent, ELOOP for a symbolic link)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | NEVER_BLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        try:
+            return os.read(fd, limit)
+        except BlockingIOError:
+            return None
+    finally:
+        os.close(fd)
 
 
 def read_upto(fd: int, size: int, limit: int) -> bytes:

@@ -5,6 +5,9 @@ ripgrep runs with the searched directory as its working directory, reached throu
 It never follows symlinks (no ``-L``), reads no config file, honours ``.gitignore`` with or
 without a git repository, searches hidden files but never ``.git``. Results are bounded; rg is
 stopped as soon as the bound is reached.
+
+rg opens ignore files blocking (a FIFO ``.gitignore`` would hang it): those where the search starts
+are checked first and refused by name, and every search has a deadline (SECURITY.md T1).
 """
 
 from __future__ import annotations
@@ -15,17 +18,24 @@ import json
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import sysconfig
 import tempfile
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from functools import cache
 
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
-from s_code.workspace.folders import Folders
+from s_code.workspace.folders import Folders, Located
+from s_code.workspace.root import WorkspaceRoot
 
 log = logging.getLogger(__name__)
 MAX_LINE_CHARS = 400
+SEARCH_TIMEOUT = 60.0
+"""Seconds before rg is stopped: it opens ignore files blocking, and one deep in the tree may be
+a FIFO (those where the search starts are refused before it runs)."""
+IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
 _ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE")
 
 
@@ -109,37 +119,84 @@ class _Run:
 
     proc: subprocess.Popen[bytes] | None = None
     stopped: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def stop(self) -> None:
-        self.stopped = True
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
+        with self.lock:  # a spawn has either not begun (and will not) or is known here
+            self.stopped = True
+            if self.proc is not None:
+                self.proc.kill()
+
+
+def _ignore_files(dir_parts: tuple[str, ...]) -> list[str]:
+    """The ignore files rg opens (blocking) in the searched directory and every directory up to
+    the workspace root, where they stand: its ``.gitignore``, ``.ignore``, ``.rgignore``, and
+    ``.git/info/exclude`` of a ``.git`` directory."""
+    return [
+        "/".join((*dir_parts[:depth], name))
+        for depth in range(len(dir_parts), -1, -1)
+        for name in (*IGNORE_FILES, ".git/info/exclude")
+    ]
+
+
+def refuse_special_ignore_files(root: WorkspaceRoot, dir_parts: tuple[str, ...]) -> None:
+    """Refuse the search when one of :func:`_ignore_files` is not a regular file (followed, as
+    rg follows it): rg would block opening a FIFO until the search's deadline."""
+    for rel in _ignore_files(dir_parts):
+        try:
+            st = os.stat(os.path.join(root.real_path, rel))
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            shown = root.shown(tuple(rel.split("/")))
+            raise SCodeError(
+                ErrorKind.NOT_FOUND,
+                f"{shown!r} is not a regular file (a FIFO, a device or a socket?): ripgrep "
+                "would block reading it; remove it, or search with include_ignored",
+                path=shown,
+                reason="unreadable",
+            )
 
 
 def _run_rg(
-    argv: list[str], dir_fd: int, max_results: int, run: _Run
+    argv: list[str], loc: Located, max_results: int, run: _Run, check_ignores: bool
 ) -> tuple[list[tuple[str, int, str]], bool, int, str]:
-    """Spawn rg in ``dir_fd`` and collect up to ``max_results`` matches (runs in a thread).
+    """Spawn rg in the searched directory and collect up to ``max_results`` matches (runs in a
+    worker thread, with every file-system access: opening the directory, checking the ignore
+    files rg would hang on).
 
     subprocess.Popen and a blocking read are used rather than asyncio's child watcher, whose
     thread-based reaping raced with other children here ("Unknown child process ... 255").
     """
+    dir_fd = loc.root.open_parts(loc.parts, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if check_ignores:
+            refuse_special_ignore_files(loc.root, loc.parts)
+        return _collect(argv, dir_fd, max_results, run)
+    finally:
+        os.close(dir_fd)
+
+
+def _collect(
+    argv: list[str], dir_fd: int, max_results: int, run: _Run
+) -> tuple[list[tuple[str, int, str]], bool, int, str]:
     env = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
     found: list[tuple[str, int, str]] = []
     truncated = False
-    if run.stopped:
-        return found, truncated, 0, ""
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            argv,
-            cwd=f"/proc/self/fd/{dir_fd}",
-            pass_fds=(dir_fd,),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=err,
-        )
-        run.proc = proc
+        with run.lock:
+            if run.stopped:
+                return found, truncated, 0, ""
+            proc = subprocess.Popen(
+                argv,
+                cwd=f"/proc/self/fd/{dir_fd}",
+                pass_fds=(dir_fd,),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+            )
+            run.proc = proc
         assert proc.stdout is not None
         try:
             for raw in proc.stdout:
@@ -190,17 +247,23 @@ async def search_text(
         globs=globs,
         include_ignored=include_ignored,
     )
-    dir_fd = loc.root.open_parts(loc.parts, os.O_RDONLY | os.O_DIRECTORY)
     run = _Run()
     try:
-        found, truncated, code, message = await asyncio.to_thread(
-            _run_rg, argv, dir_fd, max_results, run
-        )
+        async with asyncio.timeout(SEARCH_TIMEOUT):
+            found, truncated, code, message = await asyncio.to_thread(
+                _run_rg, argv, loc, max_results, run, not include_ignored
+            )
     except asyncio.CancelledError:
         run.stop()
         raise
-    finally:
-        os.close(dir_fd)
+    except TimeoutError:
+        run.stop()
+        raise SCodeError(
+            ErrorKind.TIMEOUT,
+            f"the search took longer than {SEARCH_TIMEOUT:g}s (a FIFO ignore file, or a "
+            "file system that does not answer?)",
+            limit=SEARCH_TIMEOUT,
+        ) from None
     if code == 2 and not found and "regex parse error" in message:
         detail = " ".join(line.strip() for line in message.splitlines()[1:])[:300]
         raise invalid_params(f"invalid regular expression: {detail}", "pattern")

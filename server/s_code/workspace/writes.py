@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.workspace.paths import join
-from s_code.workspace.root import WorkspaceRoot, read_upto
+from s_code.workspace.root import NEVER_BLOCK, WorkspaceRoot, read_upto
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 TEMP_MARK = ".s-code-tmp-"
@@ -95,9 +95,7 @@ def read_regular(dir_fd: int, name: str, limit: int = COMPARE_LIMIT) -> tuple[by
     symlink or non-file refuses. A file larger than ``limit`` comes back cut at ``limit + 1``
     bytes (it is being compared, never written back)."""
     try:
-        fd = os.open(
-            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
-        )
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | NEVER_BLOCK, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as exc:
