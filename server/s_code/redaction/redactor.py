@@ -1,0 +1,96 @@
+"""The redactor: exact values the sidecar knows (and their encodings) and the token rules."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shlex
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote
+
+from s_code.redaction.rules import COMPILED, MARK, replace
+
+_SECRET_NAME = re.compile(r"(?i)(token|secret|password|passwd|api_?key|private_?key|credential)")
+
+
+def variants(value: str) -> set[str]:
+    """A known value and the encodings it commonly travels in: URL-quoted, JSON-escaped,
+    shell-quoted, hex, and base64 at each of the three alignments it can have inside a longer
+    encoded string (the characters that do not depend on its neighbours)."""
+    raw = value.encode()
+    out = {value, quote(value, safe=""), json.dumps(value)[1:-1], shlex.quote(value), raw.hex()}
+    for enc in (base64.b64encode, base64.urlsafe_b64encode):
+        out.add(enc(raw).decode().rstrip("="))
+        for offset in (1, 2):
+            body = enc(b"\0" * offset + raw).decode().rstrip("=")
+            stable_end = ((offset + len(raw)) // 3) * 4  # the last quantum depends on what follows
+            middle = body[4:stable_end]
+            if len(middle) >= 8:
+                out.add(middle)
+    return {v for v in out if len(v) >= 6}
+
+
+def secret_env_values(environ: dict[str, str] | None = None) -> list[str]:
+    """Values of the sidecar's variables whose names say they are secrets."""
+    env = os.environ if environ is None else environ
+    return [v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 8]
+
+
+class Redactor:
+    def __init__(self, known: Iterable[str] = ()) -> None:
+        exact = sorted({v for value in known for v in variants(value)}, key=len, reverse=True)
+        self._exact = re.compile("|".join(map(re.escape, exact))) if exact else None
+        self._exact_values = tuple(exact)
+        self.longest_known = max((len(v) for v in exact), default=0)
+
+    def active(self, text: str) -> list[re.Pattern[str]]:
+        """The rules whose anchors ``text`` holds: the only ones that can match in it."""
+        lower = text.lower()
+        return [
+            rx
+            for anchors, folded, rx in COMPILED
+            if any(a in (lower if folded else text) for a in anchors)
+        ]
+
+    def _has_exact(self, text: str) -> bool:
+        # substring tests are much faster than the alternation when nothing matches (the usual case)
+        return any(v in text for v in self._exact_values)
+
+    def spans(
+        self, text: str, active: list[re.Pattern[str]] | None = None
+    ) -> list[tuple[int, int]]:
+        """Where secrets are in ``text`` (``active``: the rules to try, if already known)."""
+        found: list[tuple[int, int]] = []
+        if self._exact is not None and self._has_exact(text):
+            found += [m.span() for m in self._exact.finditer(text)]
+        for rx in self.active(text) if active is None else active:
+            found += [m.span() for m in rx.finditer(text)]
+        return found
+
+    def redact_all(self, texts: list[str]) -> list[str]:
+        """``redact`` of each text, in one pass over them all (joined by NULs, which no rule
+        matches and no secret value holds)."""
+        if any("\0" in t for t in texts):
+            return [self.redact(t) for t in texts]
+        joined = self.redact("\0".join(texts)).split("\0")
+        return joined if len(joined) == len(texts) else [self.redact(t) for t in texts]
+
+    def redact(self, text: str, active: list[re.Pattern[str]] | None = None) -> str:
+        if self._exact is not None and self._has_exact(text):
+            text = self._exact.sub(MARK, text)
+        for rx in self.active(text) if active is None else active:
+            text = rx.sub(replace, text)
+        return text
+
+    def redact_json(self, value: Any) -> Any:
+        """Every string (and key) of JSON data redacted: a host process's result or output."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, list):
+            return [self.redact_json(v) for v in value]
+        if isinstance(value, dict):
+            return {self.redact(str(k)): self.redact_json(v) for k, v in value.items()}
+        return value
