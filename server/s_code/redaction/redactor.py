@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
-from s_code.redaction.rules import COMPILED, MARK, replace
+from s_code.redaction.rules import MARK, RULES, Rule, replace, shown_spans
 
 _SECRET_NAME = re.compile(r"(?i)(token|secret|password|passwd|api_?key|private_?key|credential)")
 
@@ -46,44 +46,43 @@ class Redactor:
         self._exact_values = tuple(exact)
         self.longest_known = max((len(v) for v in exact), default=0)
 
-    def active(self, text: str) -> list[re.Pattern[str]]:
+    def active(self, text: str) -> list[Rule]:
         """The rules whose anchors ``text`` holds: the only ones that can match in it."""
         lower = text.lower()
-        return [
-            rx
-            for anchors, folded, rx in COMPILED
-            if any(a in (lower if folded else text) for a in anchors)
-        ]
+        return [r for r in RULES if any(a in (lower if r.folded else text) for a in r.anchors)]
 
     def _has_exact(self, text: str) -> bool:
         # substring tests are much faster than the alternation when nothing matches (the usual case)
         return any(v in text for v in self._exact_values)
 
-    def spans(
-        self, text: str, active: list[re.Pattern[str]] | None = None
-    ) -> list[tuple[int, int]]:
+    def spans(self, text: str, active: list[Rule] | None = None) -> list[tuple[int, int]]:
         """Where secrets are in ``text`` (``active``: the rules to try, if already known)."""
         found: list[tuple[int, int]] = []
         if self._exact is not None and self._has_exact(text):
             found += [m.span() for m in self._exact.finditer(text)]
-        for rx in self.active(text) if active is None else active:
-            found += [m.span() for m in rx.finditer(text)]
+        for rule in self.active(text) if active is None else active:
+            found += [m.span() for m in rule.pattern.finditer(text)]
         return found
 
-    def redact_all(self, texts: list[str]) -> list[str]:
-        """``redact`` of each text, in one pass over them all (joined by NULs, which no rule
-        matches and no secret value holds)."""
-        if any("\0" in t for t in texts):
-            return [self.redact(t) for t in texts]
-        joined = self.redact("\0".join(texts)).split("\0")
-        return joined if len(joined) == len(texts) else [self.redact(t) for t in texts]
-
-    def redact(self, text: str, active: list[re.Pattern[str]] | None = None) -> str:
+    def redact(self, text: str, active: list[Rule] | None = None) -> str:
+        """Output (a command's streams, a host process's result): every rule, context rules too."""
         if self._exact is not None and self._has_exact(text):
             text = self._exact.sub(MARK, text)
-        for rx in self.active(text) if active is None else active:
-            text = rx.sub(replace, text)
+        for rule in self.active(text) if active is None else active:
+            text = rule.pattern.sub(replace, text)
         return text
+
+    def redact_shown(self, text: str) -> str:
+        """What a card shows (and so the argv a command returns and the audit log): only known
+        values and tokens in a secret's own format hidden, never shell syntax. What follows a
+        secret-sounding name is shown: ``X_TOKEN=$(curl …|sh)`` is what would run."""
+        hidden: list[tuple[int, int]] = []
+        if self._exact is not None and self._has_exact(text):
+            hidden += [m.span() for m in self._exact.finditer(text)]
+        for rule in self.active(text):
+            for m in rule.pattern.finditer(text):
+                hidden += shown_spans(rule, m)
+        return _hide(text, hidden)
 
     def redact_json(self, value: Any) -> Any:
         """Every string (and key) of JSON data redacted: a host process's result or output."""
@@ -94,3 +93,18 @@ class Redactor:
         if isinstance(value, dict):
             return {self.redact(str(k)): self.redact_json(v) for k, v in value.items()}
         return value
+
+
+def _hide(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span (overlapping ones merged) replaced by the mark."""
+    if not spans:
+        return text
+    out: list[str] = []
+    done = 0
+    for start, end in sorted(spans):
+        if end <= done:
+            continue
+        if start >= done:
+            out += [text[done:start], MARK]
+        done = end
+    return "".join([*out, text[done:]])

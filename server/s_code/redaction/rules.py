@@ -1,96 +1,152 @@
-"""The token rules: each a name, the literal anchors that let it run, and its pattern."""
+"""The token rules: each a name, the literal anchors that let it run, its pattern and its kind.
+
+A rule is a *format* rule when what it matches is the secret itself, in the format its issuer gives
+it (``ghp_…``, ``AKIA…``, a JWT, a PEM block): it can be hidden wherever it appears. A *context*
+rule hides whatever follows a name (``DB_PASSWORD=…``, ``Authorization: …``, ``user:pass@``):
+right for output, where hiding is the point, and never used for a card, where what is hidden
+could be anything, shell syntax included (:meth:`~s_code.redaction.Redactor.redact_shown`).
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 MARK = "[REDACTED]"
 
-# (name, literal anchors, pattern). A rule runs only on text holding one of its anchors (a plain
-# substring test; anchors in lower case are tested on the lower-cased text), which lets ordinary
-# build output skip almost every rule. Groups named "keep" and "after" are kept around the mark.
-RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    (
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    anchors: tuple[str, ...]
+    """A rule runs only on text holding one of these (a plain substring test; when any is in
+    lower case, all are tested on the lower-cased text): ordinary build output skips almost all."""
+    pattern: re.Pattern[str]
+    """Groups named "keep" and "after" are kept around the mark."""
+    own_format: bool
+
+    @property
+    def folded(self) -> bool:
+        return any(a.islower() for a in self.anchors)
+
+
+def _format(name: str, anchors: tuple[str, ...], pattern: str) -> Rule:
+    return Rule(name, anchors, re.compile(pattern), own_format=True)
+
+
+def _context(name: str, anchors: tuple[str, ...], pattern: str) -> Rule:
+    return Rule(name, anchors, re.compile(pattern), own_format=False)
+
+
+RULES: tuple[Rule, ...] = (
+    _format(
         "pem",
         ("-----BEGIN",),
         r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]{0,20000}?"
         r"-----END[A-Z0-9 ]{0,40}-----",
     ),
-    (
+    _format(
         "putty",
         ("PuTTY-User-Key-File",),
         r"PuTTY-User-Key-File-\d: [\s\S]{0,20000}?Private-MAC: [0-9a-f]+",
     ),
-    (
+    _format(
         "aws_key_id",
         ("AKIA", "ASIA", "ABIA", "ACCA"),
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Z0-9])",
     ),
-    (
+    _context(
         "aws_secret",
         ("secret",),
         r"(?P<keep>(?i:(?:aws_?)?secret_?access_?key)[\"']?\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{40}",
     ),
-    (
+    _format(
         "github",
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
         r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
     ),
-    ("gitlab", ("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}"),
-    ("gitlab_runner", ("glrt-",), r"\bglrt-[A-Za-z0-9_\-]{20,}"),
-    ("slack", ("xox",), r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"),
-    ("huggingface", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
-    ("sendgrid", ("SG.",), r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
-    ("vault", ("hvs.", "hvb.", "hvr."), r"\bhv[sbr]\.[A-Za-z0-9_\-]{20,}"),
-    ("stripe_webhook", ("whsec_",), r"\bwhsec_[A-Za-z0-9]{20,}"),
-    (
+    _format("gitlab", ("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}"),
+    _format("gitlab_runner", ("glrt-",), r"\bglrt-[A-Za-z0-9_\-]{20,}"),
+    _format("slack", ("xox",), r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"),
+    _format("huggingface", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
+    _format("sendgrid", ("SG.",), r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    _format("vault", ("hvs.", "hvb.", "hvr."), r"\bhv[sbr]\.[A-Za-z0-9_\-]{20,}"),
+    _format("stripe_webhook", ("whsec_",), r"\bwhsec_[A-Za-z0-9]{20,}"),
+    _context(
         "azure_key",
         ("AccountKey=", "SharedAccessKey="),
         r"(?P<keep>(?:Account|SharedAccess)Key=)[A-Za-z0-9+/=]{20,}",
     ),
-    ("npmrc_auth", ("_auth",), r"(?P<keep>_auth(?:Token)?\s*=\s*[\"']?)[^\s\"']{4,}"),
-    (
+    _context("npmrc_auth", ("_auth",), r"(?P<keep>_auth(?:Token)?\s*=\s*[\"']?)[^\s\"']{4,}"),
+    _context(
         "curl_user",
         ("-u", "--user"),
         r"(?P<keep>(?:\s-u|--user)[\s=]+[\"']?[^\s:\"']+:)[^\s\"']{3,}",
     ),
-    (
+    _format(
         "slack_webhook",
         ("hooks.slack.com",),
         r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}",
     ),
-    ("anthropic", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
-    ("openai", ("sk-",), r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    ("stripe", ("_live_", "_test_"), r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    ("npm", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
-    ("pypi", ("pypi-",), r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
-    ("gcp_api_key", ("AIza",), r"\bAIza[0-9A-Za-z_\-]{35}"),
-    ("gcp_oauth", ("ya29.",), r"\bya29\.[0-9A-Za-z_\-]{20,}"),
-    ("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    (
+    _format("anthropic", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
+    _format("openai", ("sk-",), r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    _format("stripe", ("_live_", "_test_"), r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _format("npm", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
+    _format("pypi", ("pypi-",), r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+    _format("gcp_api_key", ("AIza",), r"\bAIza[0-9A-Za-z_\-]{35}"),
+    _format("gcp_oauth", ("ya29.",), r"\bya29\.[0-9A-Za-z_\-]{20,}"),
+    _format("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    _context(
         "authorization",  # headers, also as JSON or a dict: "Authorization": "Bearer ..."
         ("authorization", "x-api-key", "x-auth-token", "cookie", "api-key"),
         r"(?P<keep>(?i:(?:proxy-)?authorization|x-api-key|x-auth-token|set-cookie|cookie|api-key)"
         r"[\"']?\s*:\s*[\"']?(?i:(?:bearer|basic|token|digest)\s+)?)[^\s\"']{4,}",
     ),
-    (
+    _context(
         "secret_assignment",  # GITHUB_TOKEN=..., DB_PASSWORD=..., AWS_SECRET_KEY=...
         ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL"),
         r"(?P<keep>\b[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY"
         r"|CREDENTIALS?)[A-Z0-9_]*=)[^\s\"']{4,}",
     ),
-    (
+    _context(
         "secret_flag",  # --password=..., --token=...
         ("--",),
         r"(?P<keep>--(?i:password|passwd|token|secret|api-key|apikey)=)[^\s\"']{4,}",
     ),
-    ("url_credentials", ("://",), r"(?P<keep>://)[^/\s:@\"']{1,200}:[^/\s\"']{1,200}(?P<after>@)"),
+    _context(
+        "url_credentials",
+        ("://",),
+        r"(?P<keep>://)[^/\s:@\"']{1,200}:[^/\s\"']{1,200}(?P<after>@)",
+    ),
 )
-COMPILED = tuple(
-    (anchors, any(a.islower() for a in anchors), re.compile(p)) for _, anchors, p in RULES
+PEM = RULES[0].pattern
+ANCHORS = tuple(sorted({a for rule in RULES for a in rule.anchors}))
+
+# What a card may hide of a format rule's match: a token's own characters, never whitespace or
+# shell syntax (``$ ( ) ` ; | & < > " ' \\ * ? [ ] { } ~ # !``), so a look-alike holding a payload
+# is shown. A PEM block is hidden line by line (each line's indent or diff marker shown), and only
+# when its body is nothing but base64.
+_TOKEN = re.compile(r"[A-Za-z0-9_\-.+/=:]+")
+_PEM_BODY = re.compile(
+    r"-----BEGIN[A-Z0-9 ]{0,40}-----\r?\n"
+    r"(?P<body>(?:[ \t+-]?[ \t]*[A-Za-z0-9+/=]{1,100}\r?\n){1,1000})[ \t+-]*"
+    r"-----END[A-Z0-9 ]{0,40}-----"
 )
-PEM = COMPILED[0][2]
-ANCHORS = tuple(sorted({a for _, anchors, _ in RULES for a in anchors}))
+_PEM_LINE = re.compile(r"(?m)^[ \t+-]?[ \t]*(?P<b64>[A-Za-z0-9+/=]+)\r?$")
+
+
+def shown_spans(rule: Rule, m: re.Match[str]) -> list[tuple[int, int]]:
+    """What a card hides of a match: nothing for a context rule; a format rule's match only when
+    it is made of a token's characters; a PEM block's base64 lines, each on its own."""
+    if not rule.own_format:
+        return []
+    if _TOKEN.fullmatch(m.group()):
+        return [m.span()]
+    pem = _PEM_BODY.fullmatch(m.group()) if rule.pattern is PEM else None
+    if pem is None:
+        return []
+    base = m.start() + pem.start("body")
+    return [(base + x.start("b64"), base + x.end("b64")) for x in _PEM_LINE.finditer(pem["body"])]
 
 
 def replace(m: re.Match[str]) -> str:
