@@ -1,4 +1,10 @@
-"""The redactor: exact values the sidecar knows (and their encodings) and the token rules."""
+"""The redactor: exact values the sidecar knows (and their encodings) and the token rules.
+
+Two modes. :meth:`Redactor.redact` is for output (a command's streams, a host process's result):
+every rule, context rules too, seen through terminal colour codes (:mod:`.plain`).
+:meth:`Redactor.redact_shown` is for a card: only known values and secret-format tokens, never a
+span holding whitespace or shell syntax.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,8 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
-from s_code.redaction.rules import MARK, RULES, Rule, replace, shown_spans
+from s_code.redaction.plain import Plain, Span, kept
+from s_code.redaction.rules import MARK, RULES, Rule, hidden_span, shown_spans
 
 _SECRET_NAME = re.compile(r"(?i)(token|secret|password|passwd|api_?key|private_?key|credential)")
 
@@ -47,42 +54,55 @@ class Redactor:
         self.longest_known = max((len(v) for v in exact), default=0)
 
     def active(self, text: str) -> list[Rule]:
-        """The rules whose anchors ``text`` holds: the only ones that can match in it."""
+        """The rules whose anchors ``text`` holds: the only ones that can match in it (each
+        anchor tested once, however many rules share it)."""
         lower = text.lower()
-        return [r for r in RULES if any(a in (lower if r.folded else text) for a in r.anchors)]
+        seen: dict[tuple[str, bool], bool] = {}
+        out = []
+        for rule in RULES:
+            for a in rule.anchors:
+                hit = seen.get((a, rule.folded))
+                if hit is None:
+                    hit = seen[a, rule.folded] = a in (lower if rule.folded else text)
+                if hit:
+                    out.append(rule)
+                    break
+        return out
 
     def _has_exact(self, text: str) -> bool:
         # substring tests are much faster than the alternation when nothing matches (the usual case)
         return any(v in text for v in self._exact_values)
 
-    def spans(self, text: str, active: list[Rule] | None = None) -> list[tuple[int, int]]:
-        """Where secrets are in ``text`` (``active``: the rules to try, if already known)."""
-        found: list[tuple[int, int]] = []
-        if self._exact is not None and self._has_exact(text):
-            found += [m.span() for m in self._exact.finditer(text)]
-        for rule in self.active(text) if active is None else active:
-            found += [m.span() for m in rule.pattern.finditer(text)]
-        return found
+    def _known(self, text: str) -> list[Span]:
+        """Where the known values are in ``text``."""
+        if self._exact is None or not self._has_exact(text):
+            return []
+        return [m.span() for m in self._exact.finditer(text)]
 
-    def redact(self, text: str, active: list[Rule] | None = None) -> str:
+    def found(self, plain: Plain) -> list[tuple[Span, Span]]:
+        """Each secret in the text: where its match is (its context included) and the part the
+        mark replaces, in the original text's positions."""
+        text = plain.text
+        out = [(span, span) for span in self._known(text)]
+        for rule in self.active(text):
+            out += [(m.span(), hidden_span(m)) for m in rule.pattern.finditer(text)]
+        if plain.stripped:
+            out = [(plain.back(whole), plain.back(part)) for whole, part in out]
+        return out
+
+    def redact(self, text: str) -> str:
         """Output (a command's streams, a host process's result): every rule, context rules too."""
-        if self._exact is not None and self._has_exact(text):
-            text = self._exact.sub(MARK, text)
-        for rule in self.active(text) if active is None else active:
-            text = rule.pattern.sub(replace, text)
-        return text
+        return hide(text, [part for _, part in self.found(Plain(text))])
 
     def redact_shown(self, text: str) -> str:
         """What a card shows (and so the argv a command returns and the audit log): only known
         values and tokens in a secret's own format hidden, never shell syntax. What follows a
         secret-sounding name is shown: ``X_TOKEN=$(curl …|sh)`` is what would run."""
-        hidden: list[tuple[int, int]] = []
-        if self._exact is not None and self._has_exact(text):
-            hidden += [m.span() for m in self._exact.finditer(text)]
+        hidden = self._known(text)
         for rule in self.active(text):
             for m in rule.pattern.finditer(text):
                 hidden += shown_spans(rule, m)
-        return _hide(text, hidden)
+        return hide(text, hidden)
 
     def redact_json(self, value: Any) -> Any:
         """Every string (and key) of JSON data redacted: a host process's result or output."""
@@ -95,8 +115,9 @@ class Redactor:
         return value
 
 
-def _hide(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` with each span (overlapping ones merged) replaced by the mark."""
+def hide(text: str, spans: list[Span]) -> str:
+    """``text`` with each span (overlapping ones merged) replaced by the mark; the terminal
+    control sequences inside a span are kept after it."""
     if not spans:
         return text
     out: list[str] = []
@@ -106,5 +127,6 @@ def _hide(text: str, spans: list[tuple[int, int]]) -> str:
             continue
         if start >= done:
             out += [text[done:start], MARK]
+        out.append(kept(text[max(start, done) : end]))
         done = end
     return "".join([*out, text[done:]])

@@ -24,18 +24,54 @@ class Rule:
     pattern: re.Pattern[str]
     """Groups named "keep" and "after" are kept around the mark."""
     own_format: bool
-
-    @property
-    def folded(self) -> bool:
-        return any(a.islower() for a in self.anchors)
+    folded: bool
 
 
 def _format(name: str, anchors: tuple[str, ...], pattern: str) -> Rule:
-    return Rule(name, anchors, re.compile(pattern), own_format=True)
+    return Rule(name, anchors, re.compile(pattern), True, any(a.islower() for a in anchors))
 
 
 def _context(name: str, anchors: tuple[str, ...], pattern: str) -> Rule:
-    return Rule(name, anchors, re.compile(pattern), own_format=False)
+    return Rule(name, anchors, re.compile(pattern), False, any(a.islower() for a in anchors))
+
+
+# A configuration key that names a secret: its last word (``db_password``, ``clientSecret``,
+# ``access_token``, ``api-key``; not ``tokenizer``, ``token_type``, ``secretName``, ``key``).
+_SECRET_WORDS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "credential",
+    "credentials",
+    *(
+        f"{w}{sep}key"
+        for w in ("api", "private", "secret", "access", "auth", "client", "signing", "master")
+        for sep in ("", "_", "-")
+    ),
+)
+
+
+def _ends_with(words: tuple[str, ...]) -> str:
+    """A test at the end of a word that it ends with one of ``words`` (any case): lookbehinds,
+    one per length, after a cheap one on the last two letters that most words fail."""
+    by_length: dict[int, list[str]] = {}
+    for w in words:
+        by_length.setdefault(len(w), []).append(w)
+    gate = "|".join(sorted({w[-2:] for w in words}))
+    full = "|".join(f"(?<={'|'.join(group)})" for group in by_length.values())
+    return f"(?i:(?<={gate})(?:{full}))"
+
+
+# A word then a secret's name at its end, matched possessively: no backtracking into the word.
+_KEY = r"[\w.-]++" + _ends_with(_SECRET_WORDS)
+# What is not a secret: a reference (``${DB_PASSWORD}``, ``${{ secrets.X }}``, ``{{ .Values.x }}``,
+# ``$VAR``), a placeholder (``<password>``, ``****``), or a type in code (``password: str = ...``,
+# ``"password": "string"`` in an API schema). Empty values are never matched.
+_REF = r"(?:\$\{\{[^}\n]*\}\}|\$\{[^}\n]*\}|\{\{[^}\n]*\}\}|\$[A-Za-z_]\w*|<[^>\n]*>|\*+)"
+_TYPE = r"(?:str|string|String|bytes|int|bool|float|SecretStr|Optional|Option|None|Any)\b(?!-)"
+_CONFIG_ANCHORS = ("passw", "passphrase", "secret", "token", "key", "credential")
 
 
 RULES: tuple[Rule, ...] = (
@@ -80,7 +116,7 @@ RULES: tuple[Rule, ...] = (
     _context("npmrc_auth", ("_auth",), r"(?P<keep>_auth(?:Token)?\s*=\s*[\"']?)[^\s\"']{4,}"),
     _context(
         "curl_user",
-        ("-u", "--user"),
+        ("-u",),  # also in "--user"
         r"(?P<keep>(?:\s-u|--user)[\s=]+[\"']?[^\s:\"']+:)[^\s\"']{3,}",
     ),
     _format(
@@ -98,7 +134,7 @@ RULES: tuple[Rule, ...] = (
     _format("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     _context(
         "authorization",  # headers, also as JSON or a dict: "Authorization": "Bearer ..."
-        ("authorization", "x-api-key", "x-auth-token", "cookie", "api-key"),
+        ("authorization", "x-auth-token", "cookie", "api-key"),  # "api-key": x-api-key too
         r"(?P<keep>(?i:(?:proxy-)?authorization|x-api-key|x-auth-token|set-cookie|cookie|api-key)"
         r"[\"']?\s*:\s*[\"']?(?i:(?:bearer|basic|token|digest)\s+)?)[^\s\"']{4,}",
     ),
@@ -112,6 +148,29 @@ RULES: tuple[Rule, ...] = (
         "secret_flag",  # --password=..., --token=...
         ("--",),
         r"(?P<keep>--(?i:password|passwd|token|secret|api-key|apikey)=)[^\s\"']{4,}",
+    ),
+    _context(
+        "json_secret",  # "password": "...", 'api_key': '...'
+        _CONFIG_ANCHORS,
+        r"(?P<keep>(?P<q>[\"'])" + _KEY + r"(?P=q)[ \t]*:[ \t]*(?P=q))"
+        r"(?!(?:" + _REF + "|" + _TYPE + r")(?P=q))"
+        r"(?:\\[^\n]|(?!(?P=q))[^\\\n])+(?P<after>(?P=q))",
+    ),
+    _context(
+        "json_secret_escaped",  # JSON inside a string: \"password\": \"...\"
+        _CONFIG_ANCHORS,
+        r"(?P<keep>\\(?P<q>[\"'])" + _KEY + r"\\(?P=q)[ \t]*:[ \t]*\\(?P=q))"
+        r"(?!(?:" + _REF + "|" + _TYPE + r")\\(?P=q))"
+        r"(?:(?!\\(?P=q))[^\n])+(?P<after>\\(?P=q))",
+    ),
+    _context(
+        "yaml_secret",  # password: ..., - api-key: "...", a trailing comment kept
+        _CONFIG_ANCHORS,
+        r"(?m)(?P<keep>^[ \t]*+(?:-[ \t]+)?" + _KEY + r":[ \t]+(?P<q>[\"'])?)"
+        r"(?!(?:" + _REF + r"|(?i:null|true|false|yes|no|on|off|~))(?(q)(?P=q)|[ \t]*(?:#|$))"
+        r"|" + _TYPE + r"[ \t]*(?:[\[|,;=)]|$))"
+        r"(?(q)(?:(?!(?P=q))[^\n])+(?P<after>(?P=q))"
+        r"|[^\s#\"'|>&*!{\[%@`][^\n]*?(?=[ \t]+#|[ \t]*$))",
     ),
     _context(
         "url_credentials",
@@ -149,7 +208,8 @@ def shown_spans(rule: Rule, m: re.Match[str]) -> list[tuple[int, int]]:
     return [(base + x.start("b64"), base + x.end("b64")) for x in _PEM_LINE.finditer(pem["body"])]
 
 
-def replace(m: re.Match[str]) -> str:
-    """A match's replacement: the mark, with the groups named "keep" and "after" around it."""
-    groups = m.groupdict()
-    return f"{groups.get('keep') or ''}{MARK}{groups.get('after') or ''}"
+def hidden_span(m: re.Match[str]) -> tuple[int, int]:
+    """The part of a match the mark replaces: all of it but the groups "keep" and "after"."""
+    start = m.end("keep") if m.groupdict().get("keep") is not None else m.start()
+    end = m.start("after") if m.groupdict().get("after") is not None else m.end()
+    return start, end

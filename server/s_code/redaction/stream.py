@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from s_code.redaction.redactor import Redactor
+from s_code.redaction.plain import Plain, Span
+from s_code.redaction.redactor import Redactor, hide
 from s_code.redaction.rules import ANCHORS, PEM
 
 # How far back a secret may start before a chunk boundary and still be caught: the longest
 # non-PEM token, plus slack. A PEM block is held until its END line (bounded by the rule).
 CARRY = 512
 _MAX_TOKEN = 16384
+_PEM_HOLD = 20000
 
 
 def _last_anchor(text: str, start: int) -> int:
@@ -16,6 +18,33 @@ def _last_anchor(text: str, start: int) -> int:
     lower = text[start:].lower()
     found = [start + (lower.rfind(a) if a.islower() else text[start:].rfind(a)) for a in ANCHORS]
     return max((f for f in found if f >= start), default=-1)
+
+
+def _unfinished_pem(plain: Plain, cut: int) -> int | None:
+    """Where the last PEM block starting before ``cut`` begins, if its END line has not arrived
+    (positions in the original; the block is found in the text without colour codes)."""
+    text, end = plain.text, len(plain.text)
+    while (begin := text.rfind("-----BEGIN", 0, end)) >= 0:
+        at = plain.back((begin, begin + 1))[0]
+        if at < cut:
+            unfinished = PEM.match(text, begin) is None and len(text) - begin < _PEM_HOLD
+            return at if unfinished and cut - at <= _PEM_HOLD else None
+        end = begin
+    return None
+
+
+def _settle(plain: Plain, cut: int, found: list[tuple[Span, Span]]) -> int:
+    """``cut`` moved back until it falls inside no match and after no unfinished PEM block."""
+    while True:
+        before = cut
+        for (start, end), _ in found:
+            if start < cut < end:
+                cut = start
+        begin = _unfinished_pem(plain, cut)
+        if begin is not None:
+            cut = begin  # hold the block until its END line arrives
+        if cut == before:
+            return cut
 
 
 class StreamRedactor:
@@ -48,17 +77,11 @@ class StreamRedactor:
             anchor = _last_anchor(buf, max(run_start, len(buf) - _MAX_TOKEN))
             if anchor >= 0:
                 cut = min(cut, anchor)
-        active = self.redactor.active(buf)  # once per feed: the anchors scan is the cost
-        tail = buf[max(0, cut - 20000) :]
-        offset = len(buf) - len(tail)
-        for start, end in self.redactor.spans(tail, active):
-            if offset + start < cut < offset + end:
-                cut = offset + start
-        begin = buf.rfind("-----BEGIN", max(0, cut - 20000), cut)
-        if begin >= 0 and PEM.match(buf, begin) is None and len(buf) - begin < 20000:
-            cut = begin  # an unfinished block: hold it until its END line arrives
+        plain = Plain(buf)
+        found = self.redactor.found(plain)  # one pass of the rules over what is buffered
+        cut = _settle(plain, cut, found)
         head, self._pending = buf[:cut], buf[cut:]
-        return self.redactor.redact(head, active)
+        return hide(head, [part for (_, end), part in found if end <= cut])
 
     def flush(self) -> str:
         rest, self._pending = self._pending, ""
