@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 from urllib.parse import quote
 
 import pytest
@@ -248,3 +249,23 @@ def test_r1_colour_codes_anywhere_change_nothing_but_themselves(
         text = text[:at] + code + text[at:]  # between characters of the plain text
     redactor = Redactor()
     assert CSI.sub("", redactor.redact(text)) == redactor.redact(CSI.sub("", text))
+
+
+HOSTILE = {
+    "yaml_spaces": "password: a" + " " * 64_000 + "b\n",
+    "yaml_words": "password: " + "a " * 32_000 + "\n",
+    "json_unclosed": '"password": "' + "a" * 64_000,
+    "json_escaped_unclosed": '\\"password\\": \\"' + "a" * 64_000,
+    "colour_in_token": "ghp_" + "a\x1b[0m" * 12_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_r3_a_hostile_line_is_redacted_in_linear_time(name: str) -> None:
+    text = HOSTILE[name]
+    started = time.perf_counter()
+    stream = StreamRedactor(Redactor())
+    out = stream.feed(text) + stream.flush()
+    assert time.perf_counter() - started < 2.0  # quadratic: minutes
+    if name in ("yaml_spaces", "yaml_words", "colour_in_token"):
+        assert MARK in out  # control: the rule did run on it

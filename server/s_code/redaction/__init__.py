@@ -1,9 +1,11 @@
 """Redaction of secrets in everything shown or persisted: command output, cards, audit rows.
 
 Two sources: exact values the sidecar knows (and their base64, URL-quoted and JSON-escaped forms),
-and a curated set of token rules (:mod:`.rules`). :class:`.Redactor` redacts a text;
-:class:`.StreamRedactor` redacts a stream chunk by chunk, holding back a tail that could be the
-start of a secret, so a token split across chunks is still caught.
+and a curated set of rules (:mod:`.rules`): *format* rules (a token as its issuer writes it) and
+*context* rules (whatever follows a secret's name). Output (:meth:`.Redactor.redact`, and
+:class:`.StreamRedactor` chunk by chunk, holding back a tail that could be the start of a secret)
+uses both, seen through terminal colour codes (:mod:`.plain`); a card
+(:meth:`.Redactor.redact_shown`) hides only known values and format tokens, never shell syntax.
 """
 
 from __future__ import annotations

@@ -170,7 +170,8 @@ RULES: tuple[Rule, ...] = (
         r"(?!(?:" + _REF + r"|(?i:null|true|false|yes|no|on|off|~))(?(q)(?P=q)|[ \t]*(?:#|$))"
         r"|" + _TYPE + r"[ \t]*(?:[\[|,;=)]|$))"
         r"(?(q)(?:(?!(?P=q))[^\n])+(?P<after>(?P=q))"
-        r"|[^\s#\"'|>&*!{\[%@`][^\n]*?(?=[ \t]+#|[ \t]*$))",
+        # a plain value: words up to a comment or the line's end, matched possessively (linear)
+        r"|[^\s#\"'|>&*!{\[%@`]\S*+(?:[ \t]++(?!#)\S++)*+)",
     ),
     _context(
         "url_credentials",
