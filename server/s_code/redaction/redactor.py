@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 from s_code.redaction.plain import Plain, Span, kept
-from s_code.redaction.rules import MARK, RULES, Rule, hidden_span, shown_spans
+from s_code.redaction.rules import MARK, RULES, Rule, shown_spans
 
 _SECRET_NAME = re.compile(r"(?i)(token|secret|password|passwd|api_?key|private_?key|credential)")
 
@@ -85,7 +85,7 @@ class Redactor:
         text = plain.text
         out = [(span, span) for span in self._known(text)]
         for rule in self.active(text):
-            out += [(m.span(), hidden_span(m)) for m in rule.pattern.finditer(text)]
+            out += rule.found(text)
         if plain.stripped:
             out = [(plain.back(whole), plain.back(part)) for whole, part in out]
         return out
@@ -100,8 +100,9 @@ class Redactor:
         secret-sounding name is shown: ``X_TOKEN=$(curl …|sh)`` is what would run."""
         hidden = self._known(text)
         for rule in self.active(text):
-            for m in rule.pattern.finditer(text):
-                hidden += shown_spans(rule, m)
+            if rule.own_format:  # a context rule hides what follows a name: never in a card
+                for m in rule.pattern.finditer(text):
+                    hidden += shown_spans(rule, m)
         return hide(text, hidden)
 
     def redact_json(self, value: Any) -> Any:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from s_code.redaction.plain import Span
+
 MARK = "[REDACTED]"
 
 
@@ -25,14 +27,29 @@ class Rule:
     """Groups named "keep" and "after" are kept around the mark."""
     own_format: bool
     folded: bool
+    line_start: bool = False
+    """The pattern begins with the newline before a line (a literal the engine finds fast, where
+    ``^`` is tried at every position); the text's first line is tried with one put before it."""
+
+    def found(self, text: str) -> list[tuple[Span, Span]]:
+        """Each match in ``text``: all of it, and the part the mark replaces."""
+        out = [(m.span(), hidden_span(m)) for m in self.pattern.finditer(text)]
+        if self.line_start:
+            end = text.find("\n")
+            m = self.pattern.match("\n" + (text if end < 0 else text[:end]))
+            if m is not None:
+                (start, stop), (hide_start, hide_stop) = m.span(), hidden_span(m)
+                out.append(((max(0, start - 1), stop - 1), (hide_start - 1, hide_stop - 1)))
+        return out
 
 
 def _format(name: str, anchors: tuple[str, ...], pattern: str) -> Rule:
     return Rule(name, anchors, re.compile(pattern), True, any(a.islower() for a in anchors))
 
 
-def _context(name: str, anchors: tuple[str, ...], pattern: str) -> Rule:
-    return Rule(name, anchors, re.compile(pattern), False, any(a.islower() for a in anchors))
+def _context(name: str, anchors: tuple[str, ...], pattern: str, line_start: bool = False) -> Rule:
+    folded = any(a.islower() for a in anchors)
+    return Rule(name, anchors, re.compile(pattern), False, folded, line_start)
 
 
 # A configuration key that names a secret: its last word (``db_password``, ``clientSecret``,
@@ -166,12 +183,13 @@ RULES: tuple[Rule, ...] = (
     _context(
         "yaml_secret",  # password: ..., - api-key: "...", a trailing comment kept
         _CONFIG_ANCHORS,
-        r"(?m)(?P<keep>^[ \t]*+(?:-[ \t]+)?" + _KEY + r":[ \t]+(?P<q>[\"'])?)"
+        r"(?m)(?P<keep>\n[ \t]*+(?:-[ \t]+)?" + _KEY + r":[ \t]+(?P<q>[\"'])?)"
         r"(?!(?:" + _REF + r"|(?i:null|true|false|yes|no|on|off|~))(?(q)(?P=q)|[ \t]*(?:#|$))"
         r"|" + _TYPE + r"[ \t]*(?:[\[|,;=)]|$))"
         r"(?(q)(?:(?!(?P=q))[^\n])+(?P<after>(?P=q))"
         # a plain value: words up to a comment or the line's end, matched possessively (linear)
         r"|[^\s#\"'|>&*!{\[%@`]\S*+(?:[ \t]++(?!#)\S++)*+)",
+        line_start=True,
     ),
     _context(
         "url_credentials",
@@ -195,7 +213,7 @@ _PEM_BODY = re.compile(
 _PEM_LINE = re.compile(r"(?m)^[ \t+-]?[ \t]*(?P<b64>[A-Za-z0-9+/=]+)\r?$")
 
 
-def shown_spans(rule: Rule, m: re.Match[str]) -> list[tuple[int, int]]:
+def shown_spans(rule: Rule, m: re.Match[str]) -> list[Span]:
     """What a card hides of a match: nothing for a context rule; a format rule's match only when
     it is made of a token's characters; a PEM block's base64 lines, each on its own."""
     if not rule.own_format:
@@ -209,7 +227,7 @@ def shown_spans(rule: Rule, m: re.Match[str]) -> list[tuple[int, int]]:
     return [(base + x.start("b64"), base + x.end("b64")) for x in _PEM_LINE.finditer(pem["body"])]
 
 
-def hidden_span(m: re.Match[str]) -> tuple[int, int]:
+def hidden_span(m: re.Match[str]) -> Span:
     """The part of a match the mark replaces: all of it but the groups "keep" and "after"."""
     start = m.end("keep") if m.groupdict().get("keep") is not None else m.start()
     end = m.start("after") if m.groupdict().get("after") is not None else m.end()
