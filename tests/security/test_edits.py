@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.approvers import Recorder
 
 from s_code.edits import writing
 from s_code.edits.engine import apply_patch
@@ -63,17 +64,6 @@ def rev(data: bytes) -> str:
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-class Approve:
-    """An approver that says yes to everything and remembers what it was asked."""
-
-    def __init__(self) -> None:
-        self.cards: list[Any] = []
-
-    async def ask(self, card: Any) -> bool:
-        self.cards.append(card)
-        return True
 
 
 # -- the environment ----------------------------------------------------------------------------
@@ -814,7 +804,7 @@ async def test_f14_protected_paths(env: Env, mode: str, path: str) -> None:
     probe.write_text("[core]\n\tfsmonitor = /tmp/pwn\n")
     assert probe.read_text().endswith("pwn\n")
 
-    approver = Approve()
+    approver = Recorder()
     s = env.session(mode=mode, approver=approver)
     existing = EXISTING_PROTECTED.get(path)
     expected = None if existing is None else rev(existing)
@@ -850,7 +840,7 @@ async def test_f14_dotdot_into_git_is_refused(env: Env, mode: str, path: str) ->
     target = os.path.normpath(path)
     assert os.path.exists(env.ws / path) == os.path.exists(env.ws / target)
     existing = EXISTING_PROTECTED.get(target)
-    s = env.session(mode=mode, approver=Approve())
+    s = env.session(mode=mode, approver=Recorder())
     was = before(env, s)
     err = await refuse(
         s, {"files": [put(path, "pwn\n", None if existing is None else rev(existing))]}
@@ -871,7 +861,7 @@ async def test_f14_dotdot_into_git_is_refused(env: Env, mode: str, path: str) ->
     ],
 )
 async def test_f14_user_protected_paths(env: Env, mode: str, pattern: str, path: str) -> None:
-    approver = Approve()
+    approver = Recorder()
     s = env.session(mode=mode, protected=(pattern,), approver=approver)
     was = before(env, s)
     err = await refuse(s, {"files": [put(path, "pwn\n", None)]})
@@ -880,7 +870,7 @@ async def test_f14_user_protected_paths(env: Env, mode: str, pattern: str, path:
     assert_untouched(env, s, was)
     assert approver.cards == []
     # Positive control: without the user's pattern the same write goes through.
-    plain = env.session(mode=mode, approver=Approve())
+    plain = env.session(mode=mode, approver=Recorder())
     await call(plain, {"files": [put(path, "pwn\n", None)]})
     assert (env.ws / path).read_text() == "pwn\n"
 

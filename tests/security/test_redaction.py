@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import time
 from urllib.parse import quote
 
 import pytest
@@ -138,3 +140,132 @@ def test_r3_no_false_positives_on_a_megabyte_of_build_output() -> None:
     out = "".join(stream.feed(log[i : i + 65536]) for i in range(0, len(log), 65536))
     out += stream.flush()
     assert out == log
+
+
+# Finding 10: a secret in configuration (JSON, a Python dict, JSON inside a string, YAML) and a
+# token split by terminal colour codes. Each sample: the text, and the secret that must not survive.
+CONFIG = {
+    "json": ('{"user": "ci", "password": "hunter2-json"}', "hunter2-json"),
+    "json_dict": ("{'api_key': 'py-dict-key-123'}", "py-dict-key-123"),
+    "json_escaped": ('msg="{\\"client_secret\\": \\"esc-secret-456\\"}"', "esc-secret-456"),
+    "json_spaced": ('{"DB_PASSWORD" : "with spaces in it"}', "with spaces in it"),
+    "yaml": ("db:\n  password: yaml-pass-789", "yaml-pass-789"),
+    "yaml_quoted": ('  - client-secret: "quoted-yaml-key"  # prod', "quoted-yaml-key"),
+    "yaml_spaces": ("passphrase: correct horse battery staple", "correct horse battery"),
+    "ansi_github": ("ghp_" + "a1B2" * 4 + "\x1b[0m" + "c3D4" * 5, "c3D4c3D4"),
+    "ansi_grep": ("key AKIA\x1b[01;31mIOSF\x1b[0mODNN7EXAMPLE found", "ODNN7EXAMPLE"),
+    "ansi_jq": ('\x1b[34;1m"token"\x1b[0m: \x1b[0;32m"jq-colored-tok"\x1b[0m', "jq-colored-tok"),
+    "ansi_yaml": ("\x1b[36mpassword\x1b[0m: coloured-yaml-pw", "coloured-yaml-pw"),
+    "ansi_pem": (  # grep --color BEGIN: the block is held until its END line all the same
+        "-----\x1b[01;31mBEGIN\x1b[0m RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n"
+        "-----END RSA PRIVATE KEY-----",
+        "MIIEowIBAAKCAQEA",
+    ),
+}
+
+
+def _without_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The redactor before finding 10: no configuration rules, colour codes not seen through."""
+    from s_code.redaction import plain, redactor, rules
+
+    config = ("json_secret", "json_secret_escaped", "yaml_secret")
+    monkeypatch.setattr(redactor, "RULES", tuple(r for r in rules.RULES if r.name not in config))
+
+    class Raw(plain.Plain):
+        def __init__(self, text: str) -> None:
+            super().__init__("")
+            self.original = self.text = text
+
+    monkeypatch.setattr(redactor, "Plain", Raw)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIG))
+def test_r1_config_secrets_and_coloured_tokens_are_redacted_at_every_split(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sample, secret = CONFIG[name]
+    text = f"step 1 ok\n{sample}\nstep 2 ok\n"
+    redactor = Redactor()
+    whole = redactor.redact(text)
+    assert secret not in whole and MARK in whole
+    if "\x1b[0m" in sample:  # the terminal's colour state is kept
+        assert whole.count("\x1b[0m") == text.count("\x1b[0m")
+    start = text.index(sample)
+    for cut in range(start - 2, start + len(sample) + 2):  # every boundary, inside escapes too
+        out = _stream(redactor, text, [cut])
+        assert secret not in out, (name, cut)
+        assert "step 1 ok" in out and "step 2 ok" in out
+    _without_the_fix(monkeypatch)  # positive control: the secret got through before
+    assert secret in Redactor().redact(text)
+
+
+# Configuration that holds no secret, each next to the same shape holding one (the control: the
+# rule does act on that shape).
+NOT_SECRETS = [
+    ("  password: ${DB_PASSWORD}", "  password: s3cret-db-pw"),
+    ('{"password": ""}', '{"password": "s3cret-db-pw"}'),
+    ('{"password": "${DB_PASSWORD}"}', '{"password": "s3cret-db-pw"}'),
+    ("token: ${{ secrets.GITHUB_TOKEN }}", "token: s3cret-db-pw"),
+    ("password: null", "password: s3cret-db-pw"),
+    ("password: <your password>", "password: s3cret-db-pw"),
+    ('password: "********"', 'password: "s3cret-db-pw"'),
+    ("password:", "password: s3cret-db-pw"),
+    ("automountServiceAccountToken: false", "serviceAccountToken: s3cret-db-pw"),
+    ("    api_key: Optional[str] = None", "    api_key: s3cret-db-pw"),
+    ('{"password": {"type": "string"}}', '{"password": "s3cret-db-pw"}'),
+    (
+        '{"tokenizer": "gpt2", "token_type": "bearer", "max_tokens": 512}',
+        '{"token": "s3cret-db-pw"}',
+    ),
+    ("secretName: db-credentials", "secret: s3cret-db-pw"),
+    ("  key: app.kubernetes.io/name", "  api_key: s3cret-db-pw"),
+    ("ERROR: password: authentication failed for user ci", "password: s3cret-db-pw"),
+    ("\x1b[1m\x1b[32m   Compiling\x1b[0m tokio v1.38.0", "\x1b[32mtoken: s3cret-db-pw\x1b[0m"),
+]
+
+
+@pytest.mark.parametrize(("kept", "hidden"), NOT_SECRETS)
+def test_r3_config_without_a_secret_is_kept(kept: str, hidden: str) -> None:
+    text = f"start\n{kept}\nend\n"
+    assert _stream(Redactor(), text, [len(text) // 2]) == text
+    assert "s3cret-db-pw" not in Redactor().redact(f"start\n{hidden}\nend\n")  # control
+
+
+CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+PIECES = [*TOKENS.values(), *(CSI.sub("", s) for s, _ in CONFIG.values()), "words ", "\n", " "]
+
+
+@given(
+    st.lists(st.sampled_from(PIECES), min_size=1, max_size=6),
+    st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(["\x1b[0m", "\x1b[01;31m"]))),
+)
+@settings(max_examples=200, deadline=None)
+def test_r1_colour_codes_anywhere_change_nothing_but_themselves(
+    pieces: list[str], codes: list[tuple[int, str]]
+) -> None:
+    plain = "".join(pieces)
+    text = plain
+    for at, code in sorted(((at % (len(plain) + 1), code) for at, code in codes), reverse=True):
+        text = text[:at] + code + text[at:]  # between characters of the plain text
+    redactor = Redactor()
+    assert CSI.sub("", redactor.redact(text)) == redactor.redact(CSI.sub("", text))
+
+
+HOSTILE = {
+    "yaml_spaces": "password: a" + " " * 64_000 + "b\n",
+    "yaml_words": "password: " + "a " * 32_000 + "\n",
+    "json_unclosed": '"password": "' + "a" * 64_000,
+    "json_escaped_unclosed": '\\"password\\": \\"' + "a" * 64_000,
+    "colour_in_token": "ghp_" + "a\x1b[0m" * 12_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_r3_a_hostile_line_is_redacted_in_linear_time(name: str) -> None:
+    text = HOSTILE[name]
+    started = time.perf_counter()
+    stream = StreamRedactor(Redactor())
+    out = stream.feed(text) + stream.flush()
+    assert time.perf_counter() - started < 2.0  # quadratic: minutes
+    if name in ("yaml_spaces", "yaml_words", "colour_in_token"):
+        assert MARK in out  # control: the rule did run on it

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from s_code.approvals.cards import Card
 from s_code.approvals.policy import MODES, Mode, decide
 from s_code.edits.formats import FORMS, GENERAL, INSTRUCTIONS, input_schema, instructions
 from s_code.session.session import EDIT_FORMATS, Session
@@ -25,6 +24,7 @@ from s_code.tools.builtin import default_registry
 from s_code.tools.catalog import tools_list
 from s_code.tools.dispatch import call
 from s_code.workspace.folders import Folders
+from tests.approvers import Recorder
 
 BEFORE = "def answer():\n    return 1\n"
 AFTER = "def answer():\n    return 42\n"
@@ -32,17 +32,6 @@ AFTER = "def answer():\n    return 42\n"
 
 def rev(data: str) -> str:
     return hashlib.sha256(data.encode()).hexdigest()[:16]
-
-
-class Recorder:
-    """An approver that keeps every card and approves."""
-
-    def __init__(self) -> None:
-        self.cards: list[Card] = []
-
-    async def ask(self, card: Card) -> bool:
-        self.cards.append(card)
-        return True
 
 
 def session(tmp_path: Path, mode: Mode = "accept-edits") -> Session:

@@ -3,7 +3,8 @@
 From the agent's argv, cwd and network flag: the executable resolved to an absolute path (on the
 sandbox's PATH), the cwd checked to be a directory inside the workspace, the tier from the
 self-test, and the effective sandbox profile. The card is built from that and nothing else;
-secrets in arguments are redacted in what is shown.
+known secret values and secret-format tokens in arguments are hidden in what is shown, nothing
+else (:meth:`~s_code.redaction.Redactor.redact_shown`: what runs is what the user sees).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class Projection:
         return "command_sandboxed"
 
     def card(self, redactor: Redactor) -> Card:
-        shown = [redactor.redact(a) for a in self.argv]
+        shown = [redactor.redact_shown(a) for a in self.argv]
         compact = shlex.join([_short_path(shown[0]), *shown[1:]])
         where = self.cwd_display or "."
         extra = ", network" if self.profile.network else ""

@@ -1,4 +1,8 @@
-"""The approval card of an edit batch: its files, and (when the user is asked) their diffs."""
+"""The approval card of an edit batch: its files, and (when the user is asked) their diffs.
+
+Paths and diffs hide only known secret values and secret-format tokens
+(:meth:`~s_code.redaction.Redactor.redact_shown`): a line ``API_TOKEN=$(curl …|sh)`` is shown as
+it will be written."""
 
 from __future__ import annotations
 
@@ -42,10 +46,8 @@ def edit_card(
 ) -> Card:
     """The card of a batch; ``with_diff`` (only when the user will be asked) adds each file's
     unified diff, redacted and bounded, and its +/- line counts."""
-    shown = redactor.redact if redactor is not None else str
-    paths = [t.loc.display for t in targets]
-    if redactor is not None:
-        paths = redactor.redact_all(paths)
+    shown = redactor.redact_shown if redactor is not None else str
+    paths = [shown(t.loc.display) for t in targets]
     files = []
     for t, path in zip(targets, paths, strict=True):
         diff, added, removed = _diff(t, shown) if with_diff else (None, None, None)

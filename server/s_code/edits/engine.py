@@ -183,7 +183,8 @@ class Batch:
             end_turn=self.turn if self.own_turn else None,
             owner=owner,
         )
-        approval.ran({"written": sorted(t.loc.display for t in self.written)})
+        shown = self.session.redactor.redact_shown  # the paths as the card showed them
+        approval.ran({"written": sorted(shown(t.loc.display) for t in self.written)})
 
     def on_disk(self, turn_id: str | None, approval: Approval, owner: str) -> bool:
         """On a worker thread, for a batch with no open buffer: the reservation (raising

@@ -1,0 +1,133 @@
+"""The redactor: exact values the sidecar knows (and their encodings) and the token rules.
+
+Two modes. :meth:`Redactor.redact` is for output (a command's streams, a host process's result):
+every rule, context rules too, seen through terminal colour codes (:mod:`.plain`).
+:meth:`Redactor.redact_shown` is for a card: only known values and secret-format tokens, never a
+span holding whitespace or shell syntax.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shlex
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote
+
+from s_code.redaction.plain import Plain, Span, kept
+from s_code.redaction.rules import MARK, RULES, Rule, shown_spans
+
+_SECRET_NAME = re.compile(r"(?i)(token|secret|password|passwd|api_?key|private_?key|credential)")
+
+
+def variants(value: str) -> set[str]:
+    """A known value and the encodings it commonly travels in: URL-quoted, JSON-escaped,
+    shell-quoted, hex, and base64 at each of the three alignments it can have inside a longer
+    encoded string (the characters that do not depend on its neighbours)."""
+    raw = value.encode()
+    out = {value, quote(value, safe=""), json.dumps(value)[1:-1], shlex.quote(value), raw.hex()}
+    for enc in (base64.b64encode, base64.urlsafe_b64encode):
+        out.add(enc(raw).decode().rstrip("="))
+        for offset in (1, 2):
+            body = enc(b"\0" * offset + raw).decode().rstrip("=")
+            stable_end = ((offset + len(raw)) // 3) * 4  # the last quantum depends on what follows
+            middle = body[4:stable_end]
+            if len(middle) >= 8:
+                out.add(middle)
+    return {v for v in out if len(v) >= 6}
+
+
+def secret_env_values(environ: dict[str, str] | None = None) -> list[str]:
+    """Values of the sidecar's variables whose names say they are secrets."""
+    env = os.environ if environ is None else environ
+    return [v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 8]
+
+
+class Redactor:
+    def __init__(self, known: Iterable[str] = ()) -> None:
+        exact = sorted({v for value in known for v in variants(value)}, key=len, reverse=True)
+        self._exact = re.compile("|".join(map(re.escape, exact))) if exact else None
+        self._exact_values = tuple(exact)
+        self.longest_known = max((len(v) for v in exact), default=0)
+
+    def active(self, text: str) -> list[Rule]:
+        """The rules whose anchors ``text`` holds: the only ones that can match in it (each
+        anchor tested once, however many rules share it)."""
+        lower = text.lower()
+        seen: dict[tuple[str, bool], bool] = {}
+        out = []
+        for rule in RULES:
+            for a in rule.anchors:
+                hit = seen.get((a, rule.folded))
+                if hit is None:
+                    hit = seen[a, rule.folded] = a in (lower if rule.folded else text)
+                if hit:
+                    out.append(rule)
+                    break
+        return out
+
+    def _has_exact(self, text: str) -> bool:
+        # substring tests are much faster than the alternation when nothing matches (the usual case)
+        return any(v in text for v in self._exact_values)
+
+    def _known(self, text: str) -> list[Span]:
+        """Where the known values are in ``text``."""
+        if self._exact is None or not self._has_exact(text):
+            return []
+        return [m.span() for m in self._exact.finditer(text)]
+
+    def found(self, plain: Plain) -> list[tuple[Span, Span]]:
+        """Each secret in the text: where its match is (its context included) and the part the
+        mark replaces, in the original text's positions."""
+        text = plain.text
+        out = [(span, span) for span in self._known(text)]
+        for rule in self.active(text):
+            out += rule.found(text)
+        if plain.stripped:
+            out = [(plain.back(whole), plain.back(part)) for whole, part in out]
+        return out
+
+    def redact(self, text: str) -> str:
+        """Output (a command's streams, a host process's result): every rule, context rules too."""
+        return hide(text, [part for _, part in self.found(Plain(text))])
+
+    def redact_shown(self, text: str) -> str:
+        """What a card shows (and so the argv a command returns and the audit log): only known
+        values and tokens in a secret's own format hidden, never shell syntax. What follows a
+        secret-sounding name is shown: ``X_TOKEN=$(curl …|sh)`` is what would run."""
+        hidden = self._known(text)
+        for rule in self.active(text):
+            if rule.own_format:  # a context rule hides what follows a name: never in a card
+                for m in rule.pattern.finditer(text):
+                    hidden += shown_spans(rule, m)
+        return hide(text, hidden)
+
+    def redact_json(self, value: Any) -> Any:
+        """Every string (and key) of JSON data redacted: a host process's result or output."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, list):
+            return [self.redact_json(v) for v in value]
+        if isinstance(value, dict):
+            return {self.redact(str(k)): self.redact_json(v) for k, v in value.items()}
+        return value
+
+
+def hide(text: str, spans: list[Span]) -> str:
+    """``text`` with each span (overlapping ones merged) replaced by the mark; the terminal
+    control sequences inside a span are kept after it."""
+    if not spans:
+        return text
+    out: list[str] = []
+    done = 0
+    for start, end in sorted(spans):
+        if end <= done:
+            continue
+        if start >= done:
+            out += [text[done:start], MARK]
+        out.append(kept(text[max(start, done) : end]))
+        done = end
+    return "".join([*out, text[done:]])
