@@ -19,14 +19,24 @@ SRC = Path(__file__).resolve().parents[2] / "server" / "s_code"
 LAYERS: list[set[str]] = [
     {"protocol", "redaction", "state"},
     {"workspace"},
-    {"approvals", "git", "sandbox"},
+    {"approvals", "credentials", "git", "sandbox"},
     {"session"},
     {"edits", "commands"},
     {"tools"},
     {"lsp", "cli", "demo", "doctor", "docs_gen", "client", "__main__", "__init__"},
 ]
 FACES = LAYERS[-1]
-DOMAINS = ("workspace", "edits", "approvals", "sandbox", "commands", "git", "state", "protocol")
+DOMAINS = (
+    "workspace",
+    "edits",
+    "approvals",
+    "sandbox",
+    "commands",
+    "git",
+    "credentials",
+    "state",
+    "protocol",
+)
 
 
 def _module(path: Path) -> str:

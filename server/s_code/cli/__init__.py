@@ -1,4 +1,4 @@
-"""``s-code serve | demo | doctor``."""
+"""``s-code serve | demo | doctor | sandbox | secret``."""
 
 from __future__ import annotations
 
@@ -49,6 +49,12 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     return run(command, args.cwd, args.network, args.yes, args.json)
 
 
+def cmd_secret(args: argparse.Namespace) -> int:
+    from s_code.cli.secret import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="s-code", description=__doc__)
     parser.add_argument("--version", action="version", version=f"s-code {__version__}")
@@ -71,6 +77,16 @@ def build_parser() -> argparse.ArgumentParser:
     box.add_argument("--json", action="store_true", help="print the profile as JSON, run nothing")
     box.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD")
     box.set_defaults(func=cmd_sandbox)
+    secret = sub.add_parser(
+        "secret", help="store, list or delete keyring values for ${secret:keyring:...} handles"
+    )
+    actions = secret.add_subparsers(dest="action", required=True)
+    actions.add_parser("set", help="store a value, read from the terminal (not echoed) or stdin")
+    actions.add_parser("list", help="print the handles s-code stored (names, never values)")
+    actions.add_parser("delete", help="delete a stored value")
+    for action in ("set", "delete"):
+        actions.choices[action].add_argument("name", metavar="SERVICE/ACCOUNT")
+    secret.set_defaults(func=cmd_secret)
     return parser
 
 

@@ -1,0 +1,248 @@
+"""Credential handles: strict syntax with field paths, names for previews, resolution from an
+environment and a keyring getter, and the keyring backend verdicts (no daemon needed here; the
+real keyring is in tests/security/test_credentials.py)."""
+
+from __future__ import annotations
+
+import pytest
+from keyring.backends import chainer, fail, null
+from keyrings.alt.file import PlaintextKeyring
+
+from s_code.credentials import (
+    entry_handles,
+    handle_names,
+    keystore,
+    literal_secrets,
+    require_handles_only,
+    resolve,
+)
+from s_code.credentials.handles import Handle, keyring_handle, refuse_handles
+from s_code.protocol.errors import ErrorKind, SCodeError
+
+TOKEN = "ghp_" + "A1b2C3d4" * 5  # a GitHub token shape the redactor's rules know
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("${secret:keyring:github/me}", [Handle("keyring", "github/me")]),
+        ("${secret:env:API_TOKEN}", [Handle("env", "API_TOKEN")]),
+        ("--token=${secret:env:_T9}", [Handle("env", "_T9")]),
+        ("Bearer ${secret:keyring:a.b@c+d-e_f/x.y}", [Handle("keyring", "a.b@c+d-e_f/x.y")]),
+        (
+            "${secret:env:A}:${secret:keyring:s/a}",
+            [Handle("env", "A"), Handle("keyring", "s/a")],
+        ),
+        ("no handle, ${HOME}, ${secretary}, $secret:env:X", []),
+    ],
+)
+def test_good_handles_are_found(text: str, found: list[Handle]) -> None:
+    assert [h for _, h in entry_handles([text], {})] == found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "${secret:keyring:github}",  # no account
+        "${secret:keyring:a/b/c}",  # two slashes
+        "${secret:keyring:/b}",
+        "${secret:keyring:a b/c}",
+        "${secret:keyring:a/b",  # unterminated
+        "${secret:env:9LIVES}",
+        "${secret:env:A-B}",
+        "${secret:env:}",
+        "${secret:vault:x}",  # unknown source
+        "${SECRET:env:A}",  # another spelling is an error, never literal text
+        "${ secret:env:A}",
+        "ok ${secret:env:A} then ${secret:env:B C}",
+    ],
+)
+def test_malformed_handles_name_the_field(text: str) -> None:
+    with pytest.raises(SCodeError) as err:
+        entry_handles(["x"], {"PLAIN": "1", "API_KEY": text}, field="mcpServers.gh")
+    assert err.value.kind == ErrorKind.INVALID_PARAMS
+    assert err.value.data["field"] == "mcpServers.gh.env.API_KEY"
+    assert err.value.message.startswith("mcpServers.gh.env.API_KEY: malformed credential handle")
+    with pytest.raises(SCodeError) as err:
+        handle_names(["a", text], {})
+    assert err.value.data["field"] == "args.1"
+
+
+def test_handles_stand_only_in_env_values_and_args() -> None:
+    with pytest.raises(SCodeError) as err:
+        handle_names([], {"${secret:env:A}": "x"})
+    assert err.value.data["field"] == "env"
+    with pytest.raises(SCodeError) as err:
+        refuse_handles("/usr/bin/${secret:env:A}", "command")
+    assert (err.value.kind, err.value.data["field"]) == (ErrorKind.INVALID_PARAMS, "command")
+    refuse_handles("/usr/bin/server", "command")
+
+
+def test_handle_names_are_canonical_sorted_and_distinct() -> None:
+    args = ["--a=${secret:keyring:svc/acct}", "${secret:env:TOKEN}"]
+    env = {"T": "${secret:env:TOKEN}", "U": "Bearer ${secret:keyring:svc/acct}"}
+    assert handle_names(args, env) == ["${secret:env:TOKEN}", "${secret:keyring:svc/acct}"]
+
+
+def test_keyring_names_for_the_cli() -> None:
+    assert keyring_handle("svc/acct") == Handle("keyring", "svc/acct")
+    assert keyring_handle("${secret:keyring:svc/acct}").service_account == ("svc", "acct")
+    for bad in ("svc", "svc/", "a/b/c", "${secret:env:X}", "svc/acct\n", "svc/ac ct"):
+        with pytest.raises(SCodeError) as err:
+            keyring_handle(bad)
+        assert err.value.kind == ErrorKind.INVALID_PARAMS
+
+
+def test_resolve_substitutes_values_and_changes_nothing_given() -> None:
+    args = ["--token=${secret:env:TOK}", "plain", "${secret:keyring:svc/acct}"]
+    env = {"A": "x-${secret:keyring:svc/acct}-y", "B": "keep"}
+    before = (list(args), dict(env))
+    asked: list[tuple[str, str]] = []
+
+    def get(service: str, account: str) -> str | None:
+        asked.append((service, account))
+        return "from-the-keyring"
+
+    done = resolve(args, env, environ={"TOK": "from-the-env"}, keyring_get=get)
+    assert done.args == ["--token=from-the-env", "plain", "from-the-keyring"]
+    assert done.env == {"A": "x-from-the-keyring-y", "B": "keep"}
+    assert done.values == ["from-the-keyring", "from-the-env"]
+    assert done.handles == ["${secret:env:TOK}", "${secret:keyring:svc/acct}"]
+    assert asked == [("svc", "acct")]  # each handle read once
+    assert (args, env) == before
+    assert "from-the" not in repr(done)  # a log line or traceback shows names only
+
+
+@pytest.mark.parametrize(
+    ("environ", "stored", "handle", "field"),
+    [
+        ({}, "v", "${secret:env:TOK}", "gh.args.0"),
+        ({"TOK": ""}, "v", "${secret:env:TOK}", "gh.args.0"),
+        ({"TOK": "t"}, None, "${secret:keyring:svc/acct}", "gh.env.K"),
+        ({"TOK": "t"}, "", "${secret:keyring:svc/acct}", "gh.env.K"),
+    ],
+)
+def test_a_missing_secret_names_its_handle(
+    environ: dict[str, str], stored: str | None, handle: str, field: str
+) -> None:
+    with pytest.raises(SCodeError) as err:
+        resolve(
+            ["${secret:env:TOK}"],
+            {"K": "${secret:keyring:svc/acct}"},
+            field="gh",
+            environ=environ,
+            keyring_get=lambda s, a: stored,
+        )
+    assert err.value.kind == ErrorKind.SECRET_UNAVAILABLE
+    assert err.value.data == {"handle": handle, "field": field}
+    assert handle in err.value.message
+
+
+def test_a_refused_keyring_is_secret_unavailable() -> None:
+    def refused(service: str, account: str) -> str | None:
+        raise keystore.KeyringUnavailable("the keyring backend X keeps values in a file", "refused")
+
+    with pytest.raises(SCodeError) as err:
+        resolve([], {"K": "${secret:keyring:svc/acct}"}, keyring_get=refused)
+    assert err.value.kind == ErrorKind.SECRET_UNAVAILABLE
+    assert err.value.data["handle"] == "${secret:keyring:svc/acct}"
+    assert "keeps values in a file" in err.value.message
+
+
+def test_a_malformed_handle_fails_before_any_secret_is_read() -> None:
+    def never(service: str, account: str) -> str | None:
+        raise AssertionError("read a secret of an invalid entry")
+
+    with pytest.raises(SCodeError) as err:
+        resolve(["${secret:keyring:a/b}"], {"X": "${secret:env:}"}, keyring_get=never)
+    assert err.value.data["field"] == "env.X"
+
+
+def test_literal_secrets_are_found_by_field_never_by_value() -> None:
+    args = ["--port=8080", f"--token={TOKEN}", "--token=${secret:env:T}", "--password=hunter22"]
+    env = {
+        "GITHUB_TOKEN": "${secret:keyring:github/me}",
+        "AUTH": "Bearer ${secret:keyring:github/me}",
+        "DB_PASSWORD": "correct-horse-battery",
+        "API_KEY_FILE": "/home/me/.config/key.txt",
+        "OTHER": TOKEN,
+        "LOG_LEVEL": "debug",
+    }
+    found = literal_secrets(args, env, field="mcpServers.gh")
+    assert found == [
+        "mcpServers.gh.args.1",
+        "mcpServers.gh.args.3",
+        "mcpServers.gh.env.DB_PASSWORD",
+        "mcpServers.gh.env.OTHER",
+    ]
+    with pytest.raises(SCodeError) as err:
+        require_handles_only([], {"DB_PASSWORD": "correct-horse-battery"})
+    assert err.value.data["field"] == "env.DB_PASSWORD"
+    assert "correct-horse" not in err.value.message
+    require_handles_only(args[:1], {"GITHUB_TOKEN": "${secret:keyring:github/me}"})
+
+
+# -- keyring backends: refused by class, module and priority ------------------------------------
+
+
+def test_backend_verdicts() -> None:
+    assert keystore.classify(fail.Keyring()) == "none"
+    assert keystore.classify(null.Keyring()) == "none"
+    assert keystore.classify(PlaintextKeyring()) == "weak"
+    from keyring.backends.SecretService import Keyring as SecretService
+
+    assert keystore.classify(SecretService()) == "system"
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_failing_and_null_backends_are_refused_even_when_allowed(allow: bool) -> None:
+    for backend in (fail.Keyring(), null.Keyring()):
+        with pytest.raises(keystore.KeyringUnavailable) as err:
+            keystore.choose(backend, allow_weak=allow)
+        assert err.value.reason == "no_keyring"
+        assert "D-Bus" in err.value.message
+
+
+def test_a_plaintext_backend_is_refused_unless_allowed() -> None:
+    plain = PlaintextKeyring()
+    with pytest.raises(keystore.KeyringUnavailable) as err:
+        keystore.choose(plain, allow_weak=False)
+    assert err.value.reason == "refused"
+    assert "keyrings.alt.file.PlaintextKeyring" in err.value.message
+    assert f"{keystore.ALLOW_ENV}=1" in err.value.message
+    assert keystore.choose(plain, allow_weak=True) is plain
+
+
+def test_an_unknown_backend_is_refused_unless_allowed() -> None:
+    class Vendor(PlaintextKeyring):  # another module, another class: not one s-code vouches for
+        priority = 3  # type: ignore[assignment]
+
+    vendor = Vendor()
+    with pytest.raises(keystore.KeyringUnavailable) as err:
+        keystore.choose(vendor, allow_weak=False)
+    assert "is not a system keyring s-code knows" in err.value.message
+    assert keystore.choose(vendor, allow_weak=True) is vendor
+
+
+def test_a_chain_uses_its_system_keyring_and_never_the_file(monkeypatch) -> None:
+    from keyring.backends.SecretService import Keyring as SecretService
+
+    system, plain = SecretService(), PlaintextKeyring()
+    monkeypatch.setattr(chainer.ChainerBackend, "backends", [plain, system])
+    assert keystore.choose(chainer.ChainerBackend(), allow_weak=False) is system
+    monkeypatch.setattr(chainer.ChainerBackend, "backends", [plain])
+    with pytest.raises(keystore.KeyringUnavailable):
+        keystore.choose(chainer.ChainerBackend(), allow_weak=False)
+    assert keystore.choose(chainer.ChainerBackend(), allow_weak=True) is plain
+    monkeypatch.setattr(chainer.ChainerBackend, "backends", [])
+    with pytest.raises(keystore.KeyringUnavailable) as err:
+        keystore.choose(chainer.ChainerBackend(), allow_weak=True)
+    assert err.value.reason == "no_keyring"
+
+
+def test_the_opt_in_is_exactly_one(monkeypatch) -> None:
+    for value, allowed in (("1", True), (" 1 ", True), ("0", False), ("yes", False), ("", False)):
+        monkeypatch.setenv(keystore.ALLOW_ENV, value)
+        assert keystore.allowed_weak() is allowed
+    monkeypatch.delenv(keystore.ALLOW_ENV)
+    assert keystore.allowed_weak() is False
