@@ -20,13 +20,15 @@ LAYERS: list[set[str]] = [
     {"protocol", "redaction", "state"},
     {"workspace"},
     {"approvals", "credentials", "git", "sandbox"},
-    {"session"},
-    {"edits", "commands"},
+    {"session", "hostproc"},
+    {"edits", "commands", "mcp"},
     {"tools"},
     {"lsp", "cli", "demo", "doctor", "docs_gen", "client", "__main__", "__init__"},
 ]
 FACES = LAYERS[-1]
 DOMAINS = (
+    "hostproc",
+    "mcp",
     "workspace",
     "edits",
     "approvals",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-CardKind = Literal["edit", "command", "host_process"]
+CardKind = Literal["edit", "command", "host_process", "tool_call"]
 
 
 @dataclass(frozen=True)
@@ -81,14 +81,28 @@ class HostProcessDetails:
     file: str
     argv: tuple[str, ...]
     cwd: str
-    env_names: tuple[str, ...]
+    environment: tuple[str, ...]  # NAME=value as shown (handles as handles, secrets hidden)
     credential_handles: tuple[str, ...]
+    executable: str | None
     executable_sha256: str | None
+    scripts: tuple[str, ...]  # files the arguments name, with their SHA-256
     hash: str
+    tools: tuple[str, ...] = ()  # an MCP server's tools as approved (name: description)
     notes: tuple[str, ...] = ()
 
 
-Details = EditDetails | CommandDetails | HostProcessDetails
+@dataclass(frozen=True)
+class ToolCallDetails:
+    """A call to a tool of a host process (an MCP server): its arguments, as the server gets
+    them."""
+
+    server: str
+    tool: str
+    arguments: str  # JSON, redacted
+    annotations: dict[str, object]
+
+
+Details = EditDetails | CommandDetails | HostProcessDetails | ToolCallDetails
 
 
 def _wire(value: Any) -> Any:

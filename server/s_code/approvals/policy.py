@@ -1,4 +1,10 @@
-"""The policy: a pure function of (permission mode, operation), exactly PROTOCOL.md's table."""
+"""The policy: a pure function of (permission mode, operation), exactly PROTOCOL.md's table.
+
+Calls to an approved MCP server's tools are not in PROTOCOL.md's table; they are decided here by
+the tool's own annotations: one that says it only reads (``readOnlyHint``) is a read; one that
+says it may destroy (``destructiveHint: true``) asks in every mode; any other asks unless the
+mode is ``workspace``.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,8 @@ Operation = Literal[
     "command_sandboxed",  # sandboxed, no network
     "command_network",  # asks for network, or no sandbox available
     "host_process",  # MCP servers, hooks, background terminals
+    "host_tool",  # a call to an MCP server's tool that does not say it only reads
+    "host_tool_destructive",  # ... that says it may destroy (destructiveHint: true)
 ]
 Decision = Literal["allow", "ask", "reject"]
 
@@ -25,6 +33,8 @@ _TABLE: dict[Operation, dict[Mode, Decision]] = {
     "command_sandboxed": {"manual": "ask", "accept-edits": "ask", "workspace": "allow"},
     "command_network": {"manual": "ask", "accept-edits": "ask", "workspace": "ask"},
     "host_process": {"manual": "ask", "accept-edits": "ask", "workspace": "ask"},
+    "host_tool": {"manual": "ask", "accept-edits": "ask", "workspace": "allow"},
+    "host_tool_destructive": {"manual": "ask", "accept-edits": "ask", "workspace": "ask"},
 }
 
 

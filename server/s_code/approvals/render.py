@@ -12,7 +12,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from s_code.approvals.cards import Card, CommandDetails, EditDetails, EditFile, HostProcessDetails
+from s_code.approvals.cards import (
+    Card,
+    CommandDetails,
+    EditDetails,
+    EditFile,
+    HostProcessDetails,
+    ToolCallDetails,
+)
 from s_code.protocol.display import head_tail, shown
 
 MESSAGE_LIMIT = 160  # characters of the prompt line before its middle is elided
@@ -46,6 +53,9 @@ def message(card: Card) -> str:
             f"s-code: {shown(card.title)}? It runs outside the sandbox with your account's "
             "filesystem and network access."
         )
+    if isinstance(d, ToolCallDetails):
+        args = head_tail(shown(d.arguments), MESSAGE_LIMIT // 2)
+        return f"s-code: {shown(card.title)} {args}? (outside the sandbox, your access)"
     return f"s-code: {shown(card.title)}?"
 
 
@@ -113,14 +123,32 @@ def _host_lines(d: HostProcessDetails) -> list[str]:
         f"Configured in: {shown(d.file)} ({d.layer} layer)",
         "Command (exactly what runs, one argument per line):",
         *(f"  [{i}] {shown(a)}" for i, a in enumerate(d.argv)),
+        f"Program: {shown(d.executable or '(not found)')}",
+        f"Program SHA-256: {d.executable_sha256 or '-'}",
         f"Working directory: {shown(d.cwd)}",
-        f"Environment variables: {_list(d.env_names)}",
+        "Environment:",
+        *(f"  {shown(e)}" for e in d.environment),
         f"Credential handles (values never shown): {_list(d.credential_handles)}",
-        f"Executable SHA-256: {d.executable_sha256 or '-'}",
-        f"Trust hash: {d.hash}",
     ]
+    lines += [f"Script: {shown(s)}" for s in d.scripts]
+    if d.tools:
+        lines += ["Tools:", *(f"  {shown(t)}" for t in d.tools)]
+    lines.append(f"Trust hash: {d.hash}")
     lines += [f"Note: {shown(n)}" for n in d.notes]
     return lines
+
+
+def _tool_call_lines(d: ToolCallDetails) -> list[str]:
+    hints = ", ".join(f"{k}={v}" for k, v in sorted(d.annotations.items())) or "none"
+    return [
+        f"The MCP server {shown(d.server)} runs this tool with your account's filesystem and "
+        "network access (outside the sandbox).",
+        "",
+        f"Tool: {shown(d.tool)}",
+        f"Annotations (the server's own claims): {shown(hints)}",
+        "Arguments:",
+        *(f"  {line}" for line in shown(d.arguments, keep_newlines=True).split("\n")),
+    ]
 
 
 def document(card: Card) -> str:
@@ -141,6 +169,8 @@ def document(card: Card) -> str:
         lines += _command_lines(d)
     elif isinstance(d, HostProcessDetails):
         lines += _host_lines(d)
+    elif isinstance(d, ToolCallDetails):
+        lines += _tool_call_lines(d)
     lines.append("")
     return "\n".join(lines)
 

@@ -167,6 +167,31 @@ async def _sandbox_preview(server: SCodeServer, params: Any) -> Any:
     )
 
 
+def _hosts(server: SCodeServer) -> Any:
+    _session(server)
+    return server.host_processes()
+
+
+async def _hosts_list(server: SCodeServer, params: Any) -> Any:
+    control_params(params, {})
+    hosts = _hosts(server)
+    await hosts.refresh()
+    return hosts.view()
+
+
+_HOST_FIELDS: dict[str, type | tuple[type, ...]] = {"kind": str, "name": str, "layer": str}
+
+
+async def _hosts_approve(server: SCodeServer, params: Any) -> Any:
+    p = control_params(params, _HOST_FIELDS, ("kind", "name"))
+    return await _hosts(server).approve(p["kind"], p["name"], p.get("layer"))
+
+
+async def _hosts_revoke(server: SCodeServer, params: Any) -> Any:
+    p = control_params(params, _HOST_FIELDS, ("kind", "name"))
+    return await _hosts(server).revoke(p["kind"], p["name"], p.get("layer"))
+
+
 async def _approval_details(server: SCodeServer, params: Any) -> Any:
     card_id = _required(control_params(params, {"id": str}, ("id",)), "id")
     details = getattr(_session(server).approver, "details", None)
@@ -187,6 +212,9 @@ CONTROL = {
     methods.SANDBOX_PREVIEW: _sandbox_preview,
     methods.EDIT_FORMAT_GET: _edit_format_get,
     methods.EDIT_FORMAT_SET: _edit_format_set,
+    methods.HOST_PROCESSES_LIST: _hosts_list,
+    methods.HOST_PROCESSES_APPROVE: _hosts_approve,
+    methods.HOST_PROCESSES_REVOKE: _hosts_revoke,
     methods.APPROVAL_DETAILS: _approval_details,
 }
 
@@ -219,13 +247,15 @@ def register(server: SCodeServer) -> None:
     @server.feature(types.INITIALIZED)
     def on_initialized(params: types.InitializedParams) -> None:
         server.session  # opened now, after the initialize reply  # noqa: B018
+        server.start_hosts()
         for warning in server.init_warnings:
             server.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
             )
 
     @server.feature(types.SHUTDOWN)
-    def on_shutdown(params: Any) -> None:
+    async def on_shutdown(params: Any) -> None:
+        await server.stop_hosts()
         server.close_session()
 
 

@@ -7,6 +7,7 @@ built-in workspace keeps every open buffer's text), workspace folders, and clean
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
@@ -98,6 +99,7 @@ class SCodeServer(LanguageServer):
         self._pending: types.InitializeParams | None = None
         self.overlay = BufferOverlay()
         self.init_warnings: list[str] = []
+        self.hosts: Any = None  # s_code.tools.hosts.HostProcesses, once the session is open
 
     # -- capabilities -------------------------------------------------------------------------
 
@@ -164,6 +166,35 @@ class SCodeServer(LanguageServer):
             ),
         )
 
+    def start_hosts(self) -> None:
+        """When there is host-process configuration, read it and start what the user trusts,
+        in the background: nothing waits for a server to start. (Without any, the MCP layer
+        is not even imported.)"""
+        session = self.session
+        if session is None or self.hosts is not None:
+            return
+        from s_code.hostproc.config import config_files
+
+        if not any(os.path.lexists(p) for p in config_files(session.folders.primary.real_path)):
+            return
+        task = asyncio.get_running_loop().create_task(self.host_processes().refresh())
+        task.add_done_callback(_log_failure)
+
+    def host_processes(self) -> Any:
+        """The session's host processes (made on first use)."""
+        if self.hosts is None:
+            from s_code.tools.hosts import HostProcesses
+
+            session = self.session
+            assert session is not None
+            self.hosts = HostProcesses(session, self.registry, session.folders.primary.real_path)
+        return self.hosts
+
+    async def stop_hosts(self) -> None:
+        if self.hosts is not None:
+            await self.hosts.close()
+            self.hosts = None
+
     def _notify(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
 
@@ -172,6 +203,11 @@ class SCodeServer(LanguageServer):
         if self._session is not None:
             self._session.close()
             self._session = None
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("starting host processes failed: %s", task.exception())
 
 
 def _folders_of(params: types.InitializeParams) -> list[tuple[str, str | None]]:

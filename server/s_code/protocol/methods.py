@@ -20,6 +20,9 @@ SANDBOX_PREVIEW = "s-code/sandbox/preview"
 APPROVAL_DETAILS = "s-code/approval/details"
 EDIT_FORMAT_GET = "s-code/editFormat/get"
 EDIT_FORMAT_SET = "s-code/editFormat/set"
+HOST_PROCESSES_LIST = "s-code/hostProcesses/list"
+HOST_PROCESSES_APPROVE = "s-code/hostProcesses/approve"
+HOST_PROCESSES_REVOKE = "s-code/hostProcesses/revoke"
 
 # Typed tool methods (model-facing snake_case params).
 READ_FILE = "s-code/readFile"
@@ -38,6 +41,7 @@ GIT_BLAME = "s-code/git/blame"
 # Server -> client notifications.
 PLAN_UPDATED = "s-code/planUpdated"
 COMMAND_OUTPUT = "s-code/commandOutput"
+HOST_PROCESSES_UPDATED = "s-code/hostProcesses/updated"
 
 # Server -> client requests.
 APPROVAL_REQUEST = "s-code/approval/request"
@@ -72,6 +76,9 @@ CONTROL_METHODS = (
     APPROVAL_DETAILS,
     EDIT_FORMAT_GET,
     EDIT_FORMAT_SET,
+    HOST_PROCESSES_LIST,
+    HOST_PROCESSES_APPROVE,
+    HOST_PROCESSES_REVOKE,
 )
-NOTIFICATIONS = (PLAN_UPDATED, COMMAND_OUTPUT)
+NOTIFICATIONS = (PLAN_UPDATED, COMMAND_OUTPUT, HOST_PROCESSES_UPDATED)
 SERVER_REQUESTS = (APPROVAL_REQUEST,)

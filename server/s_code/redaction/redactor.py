@@ -48,7 +48,18 @@ def secret_env_values(environ: dict[str, str] | None = None) -> list[str]:
 
 class Redactor:
     def __init__(self, known: Iterable[str] = ()) -> None:
-        exact = sorted({v for value in known for v in variants(value)}, key=len, reverse=True)
+        self._exact_values: tuple[str, ...] = ()
+        self._exact: re.Pattern[str] | None = None
+        self.longest_known = 0
+        self.add_known(known)
+
+    def add_known(self, known: Iterable[str]) -> None:
+        """Learn more exact values (a credential resolved for a host process): from now on
+        they are hidden, in every encoding, wherever they appear."""
+        more = {v for value in known for v in variants(value)} - set(self._exact_values)
+        if not more and self._exact is not None:
+            return
+        exact = sorted({*self._exact_values, *more}, key=len, reverse=True)
         self._exact = re.compile("|".join(map(re.escape, exact))) if exact else None
         self._exact_values = tuple(exact)
         self.longest_known = max((len(v) for v in exact), default=0)

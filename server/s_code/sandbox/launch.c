@@ -12,7 +12,11 @@
  *
  *   s-code-launch [--chdir DIR] [--ro PATH]... [--rw PATH]... [--no-net] [--scope]
  *                 [--seccomp FILE] [--reap] [--no-landlock] [--max-procs N] [--max-rss BYTES]
- *                 [--disk PATH]... [--max-file-size BYTES] -- COMMAND [ARG]...
+ *                 [--disk PATH]... [--max-file-size BYTES] [--host] -- COMMAND [ARG]...
+ *
+ * --host: a host process the user installed (an MCP server, a hook, a terminal), which runs with
+ * the user's own authority: no Landlock, no seccomp, privileges kept; with --reap it is only
+ * supervised (its whole tree dies with it, and with the sidecar).
  *
  * Limits: --max-file-size is RLIMIT_FSIZE. The others are watched by the supervisor (--reap)
  * every 50 ms over the whole process tree, which rlimits cannot do (RLIMIT_NPROC counts every
@@ -87,7 +91,7 @@ struct options {
     int n_ro;
     const char *rw[MAX_PATHS];
     int n_rw;
-    int no_net, scope, reap, no_landlock;
+    int no_net, scope, reap, no_landlock, host;
     const char *seccomp;
     long max_procs;                  /* supervised: processes of the command together */
     unsigned long long max_rss;      /* supervised: resident bytes of the command together */
@@ -144,6 +148,8 @@ static void parse(int argc, char **argv, struct options *o) {
             o->reap = 1;
         else if (strcmp(a, "--no-landlock") == 0)
             o->no_landlock = 1;
+        else if (strcmp(a, "--host") == 0)
+            o->host = 1;
         else
             die("unknown option or too many paths", 0);
     }
@@ -497,7 +503,12 @@ int main(int argc, char **argv) {
     close_inherited_fds();
     if (o.chdir_to && chdir(o.chdir_to) != 0)
         die(o.chdir_to, errno);
-    drop_privileges();
+    if (o.host) { /* a host process: the user's own authority, only supervised */
+        o.no_landlock = 1;
+        o.seccomp = NULL;
+    } else {
+        drop_privileges();
+    }
     if (o.reap)
         return supervise(&o);
     confine_and_exec(&o);

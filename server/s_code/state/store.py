@@ -101,6 +101,30 @@ MIGRATIONS: tuple[str, ...] = (
         data BLOB NOT NULL
     );
     """,
+    # 5: trust in host processes (issue 17): the hash of exactly what was approved, per entry;
+    # for an MCP server also the definitions of the tools it had (a changed one is hidden).
+    # scope: "" for the user's own layer, the workspace's canonical path for its layer.
+    """
+    CREATE TABLE host_trust (
+        id INTEGER PRIMARY KEY,
+        scope TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        layer TEXT NOT NULL,
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        tools_json TEXT,
+        approved_at REAL NOT NULL,
+        UNIQUE (scope, kind, layer, name)
+    );
+    CREATE TABLE host_pids (
+        pid INTEGER NOT NULL,
+        starttime INTEGER NOT NULL,
+        boot TEXT NOT NULL,
+        owner INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        PRIMARY KEY (pid, starttime, boot)
+    );
+    """,
 )
 
 

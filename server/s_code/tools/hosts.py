@@ -1,0 +1,355 @@
+"""The session's host processes: MCP servers from both configuration layers, their trust, their
+tools in the registry.
+
+An entry runs only while the user's approval matches its hash (:mod:`s_code.hostproc.trust`);
+nothing from the workspace layer starts before that (a cloned repository cannot start a server).
+The configuration is read again on every ``hostProcesses/list``, approval and call: an entry
+edited on disk is pending again, and a server running under the old approval is stopped. An
+approved server's tools join the registry as ``mcp__<server>__<tool>`` (specialized: found with
+tool_search) when it is ready; a tool that appeared or changed after the approval stays hidden
+until the server is approved again. Each call passes the approval gate, decided by the tool's
+own annotations (see :mod:`s_code.approvals.policy`), and its result passes the redactor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from s_code.approvals.cards import Card, ToolCallDetails
+from s_code.approvals.gate import check
+from s_code.approvals.policy import Operation
+from s_code.credentials.resolve import resolve
+from s_code.hostproc.config import McpConfig, load_mcp
+from s_code.hostproc.entry import Canonical, canonical
+from s_code.hostproc.preview import host_card
+from s_code.hostproc.trust import TrustStore, tool_hash
+from s_code.mcp.client import Launch, McpServer
+from s_code.mcp.names import tool_name
+from s_code.protocol import methods
+from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
+from s_code.session.session import Session
+from s_code.tools.registry import Registry, ToolDef
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Entry:
+    config: McpConfig
+    canon: Canonical | None
+    problem: str | None
+    server: McpServer | None = None
+    hidden: list[str] = field(default_factory=list)  # tools changed since the approval
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.config.layer, self.config.name)
+
+
+def _definition(tool: Any) -> dict[str, Any]:
+    annotations = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
+    return {
+        "name": tool.name,
+        "description": tool.description or "",
+        "inputSchema": tool.input_schema,
+        "annotations": annotations,
+    }
+
+
+class HostProcesses:
+    def __init__(self, session: Session, registry: Registry, workspace: str) -> None:
+        self.session = session
+        self.registry = registry
+        self.workspace = workspace
+        self.trust = (
+            TrustStore(session.store.store, session.store.canonical_path)
+            if session.store is not None
+            else None
+        )
+        self.entries: dict[tuple[str, str], Entry] = {}
+        self.problems: list[str] = []
+
+    # -- configuration ----------------------------------------------------------------------
+
+    def _canon(self, cfg: McpConfig) -> Canonical:
+        cwd = cfg.cwd or (self.workspace if cfg.layer == "workspace" else os.path.expanduser("~"))
+        if not os.path.isabs(cwd):
+            cwd = os.path.join(self.workspace, cwd)
+        settings = (
+            ("startupTimeoutSec", cfg.startup_timeout_s),
+            ("toolTimeoutSec", cfg.tool_timeout_s),
+            ("enabledTools", list(cfg.enabled_tools) if cfg.enabled_tools is not None else None),
+            ("disabledTools", list(cfg.disabled_tools)),
+        )
+        return canonical(
+            "mcp",
+            cfg.name,
+            cfg.layer,
+            cfg.file,
+            (cfg.command, *cfg.args),
+            os.path.realpath(cwd),
+            cfg.env,
+            os.environ.get("PATH", ""),
+            settings,
+        )
+
+    def _read(self) -> list[Entry]:
+        """On a worker thread: both layers parsed, every entry made canonical."""
+        loaded = load_mcp(self.workspace)
+        self.problems = loaded.problems
+        found: list[Entry] = []
+        seen: set[str] = set()
+        for cfg in loaded.servers:
+            problem = cfg.problem
+            if problem is None and cfg.name in seen:
+                problem = f"a server named {cfg.name!r} is already configured in another layer"
+            seen.add(cfg.name)
+            canon = None
+            if problem is None:
+                try:
+                    canon = self._canon(cfg)
+                except (OSError, ValueError) as exc:
+                    problem = str(exc)
+                except SCodeError as err:
+                    problem = err.message
+            found.append(Entry(cfg, canon, problem))
+        return found
+
+    async def refresh(self) -> None:
+        """Read the configuration again; start what is trusted, stop what no longer is."""
+        fresh = {e.key: e for e in await asyncio.to_thread(self._read)}
+        for key, old in list(self.entries.items()):
+            new = fresh.get(key)
+            same = new is not None and new.canon is not None and old.canon is not None
+            if same and new.canon.hash == old.canon.hash:  # type: ignore[union-attr]
+                fresh[key] = old  # unchanged: keep its running server
+                continue
+            if old.server is not None:
+                await old.server.stop()
+        self.entries = fresh
+        for entry in self.entries.values():
+            if entry.server is None and self._trusted(entry):
+                await self._start(entry)
+        self._announce()
+
+    def _trusted(self, entry: Entry) -> bool:
+        if entry.canon is None or entry.problem is not None or self.trust is None:
+            return False
+        record = self.trust.get("mcp", entry.config.layer, entry.config.name)
+        return record is not None and record.hash == entry.canon.hash
+
+    # -- running ------------------------------------------------------------------------------
+
+    async def _start(self, entry: Entry) -> None:
+        assert entry.canon is not None
+        cfg = entry.config
+        try:
+            resolved = await asyncio.to_thread(
+                resolve, list(cfg.args), dict(cfg.env), field=cfg.name
+            )
+        except SCodeError as err:
+            entry.problem = err.message
+            return
+        self.session.redactor.add_known(resolved.values)
+        argv = [entry.canon.executable.path or cfg.command, *resolved.args]
+        launch = Launch(
+            name=cfg.name,
+            argv=argv,
+            cwd=entry.canon.cwd,
+            env=resolved.env,
+            startup_timeout_s=cfg.startup_timeout_s,
+            tool_timeout_s=cfg.tool_timeout_s,
+        )
+        entry.server = McpServer(launch, self.session.redactor, self._tools_changed)
+        entry.server.start()
+
+    def _tools_changed(self, server: McpServer, tools: list[Any]) -> None:
+        entry = next((e for e in self.entries.values() if e.server is server), None)
+        prefix = tool_name(server.launch.name, "")
+        for t in list(self.registry):
+            if t.name.startswith(prefix) and t.source == f"mcp:{server.launch.name}":
+                self.registry.remove(t.name)
+        if entry is None:
+            return
+        approved = self._approved_tools(entry, tools)
+        entry.hidden = []
+        for tool in tools:
+            if not self._enabled(entry.config, tool.name):
+                continue
+            if approved.get(tool.name) != tool_hash(_definition(tool)):
+                entry.hidden.append(tool.name)
+                continue
+            try:
+                self.registry.add(self._tool_def(server, tool))
+            except (ValueError, SCodeError) as exc:
+                log.warning("MCP tool %s of %s not added: %s", tool.name, server.launch.name, exc)
+        self._announce()
+
+    def _approved_tools(self, entry: Entry, tools: list[Any]) -> dict[str, str]:
+        """The tool definitions the approval covers; the first listing after an approval is the
+        one approved (the user approved the server, and with it what it offered then)."""
+        if self.trust is None or entry.canon is None:
+            return {}
+        record = self.trust.get("mcp", entry.config.layer, entry.config.name)
+        if record is None:
+            return {}
+        if record.tools is None:
+            if not tools:  # nothing listed yet (the server is starting, or stopped)
+                return {}
+            current = {t.name: tool_hash(_definition(t)) for t in tools}
+            self.trust.trust("mcp", entry.config.layer, entry.config.name, record.hash, current)
+            return current
+        return record.tools
+
+    @staticmethod
+    def _enabled(cfg: McpConfig, name: str) -> bool:
+        if cfg.enabled_tools is not None and name not in cfg.enabled_tools:
+            return False
+        return name not in cfg.disabled_tools
+
+    def _tool_def(self, server: McpServer, tool: Any) -> ToolDef:
+        annotations = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
+        read_only = annotations.get("read_only_hint") is True
+        destructive = annotations.get("destructive_hint") is True
+        operation: Operation = (
+            "read" if read_only else "host_tool_destructive" if destructive else "host_tool"
+        )
+        name = tool_name(server.launch.name, tool.name)
+        hints = {k.removesuffix("_hint"): v for k, v in annotations.items() if k != "title"}
+
+        async def handler(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+            await self.refresh()  # an entry edited on disk is pending again, and stopped
+            if not any(e.server is server for e in self.entries.values()):
+                raise SCodeError(
+                    ErrorKind.HOST_PROCESS_UNTRUSTED,
+                    f"the MCP server {server.launch.name!r} changed since it was approved; "
+                    "approve it again (s-code/hostProcesses/approve)",
+                    name=server.launch.name,
+                )
+            card = self._call_card(server.launch.name, tool.name, name, args, hints)
+            approval = await check(session, operation, card)
+            try:
+                result = await server.call(tool.name, args)
+            except SCodeError as err:
+                await asyncio.to_thread(approval.ran, {"error": err.kind.value})
+                raise
+            await asyncio.to_thread(approval.ran, {"is_error": result.get("is_error", False)})
+            return result
+
+        return ToolDef(
+            name=name,
+            description=(tool.description or f"{tool.name} (MCP server {server.launch.name})"),
+            handler=handler,
+            read_only=read_only,
+            schema=tool.input_schema if isinstance(tool.input_schema, dict) else {},
+            profile="specialized",
+            source=f"mcp:{server.launch.name}",
+            annotations=hints,
+            redact_result=True,
+        )
+
+    def _call_card(
+        self, server: str, tool: str, name: str, args: dict[str, Any], hints: dict[str, Any]
+    ) -> Card:
+        text = self.session.redactor.redact_shown(json.dumps(args, indent=2, ensure_ascii=False))
+        details = ToolCallDetails(server, tool, text, hints)
+        return Card("tool_call", f"Call {name}", name, details)
+
+    # -- the control methods ------------------------------------------------------------------
+
+    def _find(self, kind: str, name: str, layer: str | None) -> Entry:
+        if kind != "mcp":
+            raise invalid_params(f"no host processes of kind {kind!r} yet (only mcp)", "kind")
+        found = [
+            e
+            for e in self.entries.values()
+            if e.config.name == name and (layer is None or e.config.layer == layer)
+        ]
+        if not found:
+            raise SCodeError(ErrorKind.NOT_FOUND, f"no MCP server named {name!r} is configured")
+        return found[0]
+
+    def view(self) -> dict[str, Any]:
+        entries = []
+        for e in self.entries.values():
+            state = "failed" if e.problem else "pending"
+            if e.problem is None and self._trusted(e):
+                state = "trusted" if e.server is None else e.server.state
+            item: dict[str, Any] = {
+                "kind": "mcp",
+                "name": e.config.name,
+                "layer": e.config.layer,
+                "file": e.config.file,
+                "state": state,
+                "hash": e.canon.hash if e.canon is not None else None,
+            }
+            why = e.problem or (e.server.error if e.server is not None else None)
+            if why:
+                item["error"] = self.session.redactor.redact(why)
+            if e.server is not None:
+                item["tools"] = sorted(
+                    tool_name(e.config.name, t.name)
+                    for t in e.server.tools
+                    if t.name not in e.hidden
+                )
+            if e.hidden:
+                item["toolsPendingApproval"] = sorted(e.hidden)
+            if e.canon is not None and e.canon.notes:
+                item["notes"] = list(e.canon.notes)
+            entries.append(item)
+        return {"entries": entries, "problems": self.problems}
+
+    def _announce(self) -> None:
+        self.session.notify(methods.HOST_PROCESSES_UPDATED, self.view())
+
+    async def approve(self, kind: str, name: str, layer: str | None = None) -> dict[str, Any]:
+        await self.refresh()
+        entry = self._find(kind, name, layer)
+        if entry.problem is not None or entry.canon is None:
+            raise SCodeError(
+                ErrorKind.HOST_PROCESS_FAILED,
+                f"the MCP server {name!r} cannot run: {entry.problem}",
+                name=name,
+            )
+        tools: tuple[str, ...] = ()
+        if entry.server is not None:
+            tools = tuple(
+                f"{t.name}: {(t.description or '').strip()[:200]}" for t in entry.server.tools
+            )
+        card = host_card(entry.canon, self.session.redactor, tools)
+        await check(self.session, "host_process", card)
+        if self.trust is None:
+            raise SCodeError(
+                ErrorKind.DURABILITY_UNCONFIRMED,
+                "the state store is unavailable, so the approval could not be kept",
+            )
+        current = None
+        if entry.server is not None and entry.server.tools:
+            current = {t.name: tool_hash(_definition(t)) for t in entry.server.tools}
+        self.trust.trust("mcp", entry.config.layer, name, entry.canon.hash, current)
+        if entry.server is None:
+            await self._start(entry)
+        else:
+            self._tools_changed(entry.server, entry.server.tools)
+        self._announce()
+        return {"kind": kind, "name": name, "layer": entry.config.layer, "hash": entry.canon.hash}
+
+    async def revoke(self, kind: str, name: str, layer: str | None = None) -> dict[str, Any]:
+        entry = self._find(kind, name, layer)
+        if self.trust is not None:
+            self.trust.revoke("mcp", entry.config.layer, name)
+        if entry.server is not None:
+            await entry.server.stop()
+            entry.server = None
+        self._announce()
+        return {"kind": kind, "name": name, "layer": entry.config.layer, "revoked": True}
+
+    async def close(self) -> None:
+        for entry in self.entries.values():
+            if entry.server is not None:
+                await entry.server.stop()
