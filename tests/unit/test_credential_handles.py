@@ -4,6 +4,9 @@ real keyring is in tests/security/test_credentials.py)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from keyring.backends import chainer, fail, null
 from keyrings.alt.file import PlaintextKeyring
@@ -159,7 +162,14 @@ def test_a_malformed_handle_fails_before_any_secret_is_read() -> None:
 
 
 def test_literal_secrets_are_found_by_field_never_by_value() -> None:
-    args = ["--port=8080", f"--token={TOKEN}", "--token=${secret:env:T}", "--password=hunter22"]
+    args = [
+        "--port=8080",
+        f"--token={TOKEN}",
+        "--token=${secret:env:T}",
+        "--password=hunter22",
+        "Authorization: Bearer ${secret:keyring:github/me}",
+        "Authorization: Bearer abcdef123456",
+    ]
     env = {
         "GITHUB_TOKEN": "${secret:keyring:github/me}",
         "AUTH": "Bearer ${secret:keyring:github/me}",
@@ -172,6 +182,7 @@ def test_literal_secrets_are_found_by_field_never_by_value() -> None:
     assert found == [
         "mcpServers.gh.args.1",
         "mcpServers.gh.args.3",
+        "mcpServers.gh.args.5",
         "mcpServers.gh.env.DB_PASSWORD",
         "mcpServers.gh.env.OTHER",
     ]
@@ -246,3 +257,55 @@ def test_the_opt_in_is_exactly_one(monkeypatch) -> None:
         assert keystore.allowed_weak() is allowed
     monkeypatch.delenv(keystore.ALLOW_ENV)
     assert keystore.allowed_weak() is False
+
+
+# -- docs/host-processes.md: what it shows, parses ------------------------------------------------
+
+
+def _doc_blocks(language: str) -> list[str]:
+    """The fenced blocks of docs/host-processes.md whose fence names ``language``."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "host-processes.md").read_text()
+    blocks: list[str] = []
+    current: list[str] = []
+    fence: str | None = None
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if fence is None:
+                fence, current = line[3:].strip(), []
+            else:
+                if fence == language:
+                    blocks.append("\n".join(current))
+                fence = None
+        elif fence is not None:
+            current.append(line)
+    return blocks
+
+
+def test_the_docs_sample_holds_handles_only() -> None:
+    (sample,) = _doc_blocks("json")
+    servers = json.loads(sample)["mcpServers"]
+    entry = servers["github"]
+    assert handle_names(entry["args"], entry["env"], "mcpServers.github") == [
+        "${secret:env:SENTRY_TOKEN}",
+        "${secret:keyring:github/me}",
+    ]
+    assert literal_secrets(entry["args"], entry["env"], "mcpServers.github") == []
+    done = resolve(
+        entry["args"],
+        entry["env"],
+        environ={"SENTRY_TOKEN": "sentry-value"},
+        keyring_get=lambda s, a: f"{s}-{a}-value",
+    )
+    assert done.args[-1] == "Authorization: Bearer github-me-value"
+    assert done.env["SENTRY_TOKEN"] == "sentry-value"
+
+
+def test_the_docs_commands_are_the_cli() -> None:
+    from s_code.cli import build_parser
+
+    (commands,) = [b for b in _doc_blocks("") if "s-code secret" in b]
+    for line in commands.splitlines():
+        argv = line.split("#")[0].split("|")[-1].split()
+        assert argv[:2] == ["s-code", "secret"], line
+        args = build_parser().parse_args(argv[1:])
+        assert args.action == argv[2]

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 from s_code.credentials.handles import Handle, entry_handles, find_in, refuse_handles
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
-from s_code.redaction import Redactor, secret_env_values
+from s_code.redaction import MARK, Redactor, secret_env_values
 
 KeyringGet = Callable[[str, str], str | None]
+_PLACEHOLDER = "HANDLE0"
 
 
 @dataclass(frozen=True)
@@ -126,20 +127,24 @@ def literal_secrets(args: Sequence[str], env: Mapping[str, str], field: str = ""
     found = []
     for i, arg in enumerate(args):
         where = f"{prefix}args.{i}"
-        if _holds_token(rules, _replace(arg, where, lambda _: " ")):
+        if _token_in_clear(arg, where, rules):
             found.append(where)
     for key, value in env.items():
         refuse_handles(key, f"{prefix}env")
         where = f"{prefix}env.{key}"
-        clear = _replace(value, where, lambda _: " ")
-        if _holds_token(rules, clear) or (clear == value and _secret_name(key, value)):
+        if _token_in_clear(value, where, rules) or (
+            next(find_in(value, where), None) is None and _secret_name(key, value)
+        ):
             found.append(where)
     return found
 
 
-def _holds_token(rules: Redactor, text: str) -> bool:
-    """A secret the redactor's rules would hide (context rules too: ``TOKEN=...``)."""
-    return rules.redact(text) != text
+def _token_in_clear(text: str, where: str, rules: Redactor) -> bool:
+    """Whether the redactor's rules find a secret in ``text`` other than its handles: each
+    handle stands in as a placeholder, which a rule may take for a value (``Authorization:
+    Bearer ${secret:...}``) without counting."""
+    placed = _replace(text, where, lambda _: _PLACEHOLDER)
+    return rules.redact(placed).replace(MARK, _PLACEHOLDER) != placed
 
 
 def _secret_name(key: str, value: str) -> bool:
