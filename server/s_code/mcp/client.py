@@ -231,6 +231,9 @@ class McpServer:
                 server=self.launch.name,
             )
         if "closed" in message.lower():
+            self._session = None  # dead: no call goes to it until the restart is up
+            self.state = "failed"
+            self.error = f"exited during {tool}"
             return SCodeError(
                 ErrorKind.HOST_PROCESS_FAILED,
                 f"the MCP server {self.launch.name!r} exited during {tool}; it is being restarted",
