@@ -54,7 +54,15 @@ $(ORACLE_STAMP): $(ORACLE)/package-lock.json
 
 oracle: $(ORACLE_STAMP)
 
-test: lint $(VSCODE_STAMP) $(E2E_STAMP) $(ORACLE_STAMP)
+# A third-party MCP server for the end-to-end tests: the reference "everything" server from npm.
+EVERYTHING := tests/mcp_servers/everything
+EVERYTHING_STAMP := $(EVERYTHING)/node_modules/.installed
+
+$(EVERYTHING_STAMP): $(EVERYTHING)/package-lock.json
+	cd $(EVERYTHING) && npm ci --no-audit --no-fund
+	touch $(EVERYTHING_STAMP)
+
+test: lint $(VSCODE_STAMP) $(E2E_STAMP) $(ORACLE_STAMP) $(EVERYTHING_STAMP)
 	$(VENV)/bin/pytest -q
 
 vsix: $(VSCODE_STAMP)
@@ -79,4 +87,5 @@ docs: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(VSCODE)/node_modules $(VSCODE)/dist \
-		$(E2E)/node_modules $(E2E)/node24/node_modules $(ORACLE)/node_modules
+		$(E2E)/node_modules $(E2E)/node24/node_modules $(ORACLE)/node_modules \
+		$(EVERYTHING)/node_modules

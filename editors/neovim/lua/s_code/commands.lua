@@ -1,4 +1,5 @@
--- User commands: :SCodeMode, :SCodeUndoTurn, :SCodePlan, :SCodeSandboxPreview, :SCodeTools.
+-- User commands: :SCodeMode, :SCodeUndoTurn, :SCodePlan, :SCodeSandboxPreview, :SCodeTools,
+-- :SCodeHostProcesses, :SCodeApprove, :SCodeRevoke.
 local methods = require('s_code.methods')
 local ui = require('s_code.ui')
 
@@ -85,6 +86,61 @@ function M.sandbox_preview(opts)
   end)
 end
 
+--- Lines for the host-process list: one per entry, with its state and what needs the user.
+---@param view table the result of s-code/hostProcesses/list (or the updated notification)
+---@return string[]
+function M.host_lines(view)
+  local lines = { '# s-code host processes (they run outside the sandbox, with your access)', '' }
+  for _, e in ipairs(view.entries or {}) do
+    table.insert(lines, ('- %s %s (%s layer): %s'):format(e.kind, e.name, e.layer, e.state))
+    if e.state == 'pending' then
+      table.insert(lines, ('    not running until approved: :SCodeApprove %s'):format(e.name))
+    end
+    if e.error then
+      table.insert(lines, '    error: ' .. e.error)
+    end
+    for _, t in ipairs(e.tools or {}) do
+      table.insert(lines, '    tool ' .. t)
+    end
+    if e.toolsPendingApproval and #e.toolsPendingApproval > 0 then
+      table.insert(
+        lines,
+        '    changed since approval (hidden): ' .. table.concat(e.toolsPendingApproval, ', ')
+      )
+    end
+  end
+  if #(view.entries or {}) == 0 then
+    table.insert(lines, '(none configured: ~/.config/s-code/mcp.json, .s-code/mcp.json)')
+  end
+  return lines
+end
+
+function M.host_processes()
+  s_code().request(methods.HOST_PROCESSES_LIST, vim.empty_dict(), function(err, view)
+    if err then
+      vim.notify('s-code: ' .. err.message, vim.log.levels.ERROR)
+      return
+    end
+    show('host-processes', M.host_lines(view))
+  end)
+end
+
+local function host_action(method, verb)
+  return function(opts)
+    local name = opts.fargs[1]
+    s_code().request(method, { kind = 'mcp', name = name }, function(err)
+      if err then
+        vim.notify('s-code: ' .. err.message, vim.log.levels.ERROR)
+      else
+        vim.notify(('s-code: %s %s'):format(verb, name))
+      end
+    end)
+  end
+end
+
+M.approve = host_action(methods.HOST_PROCESSES_APPROVE, 'approved')
+M.revoke = host_action(methods.HOST_PROCESSES_REVOKE, 'revoked')
+
 function M.tools()
   s_code().request(methods.TOOLS_LIST, vim.empty_dict(), function(err, r)
     if err then
@@ -122,6 +178,14 @@ function M.register()
     desc = 's-code: show the sandbox a command would run in',
   })
   create('SCodeTools', M.tools, { desc = 's-code: list the tools' })
+  create('SCodeHostProcesses', M.host_processes, {
+    desc = 's-code: list MCP servers and other host processes, with their state',
+  })
+  create('SCodeApprove', M.approve, {
+    nargs = 1,
+    desc = 's-code: preview and trust a host process (it runs with your access)',
+  })
+  create('SCodeRevoke', M.revoke, { nargs = 1, desc = 's-code: revoke a host process' })
 end
 
 return M

@@ -63,6 +63,17 @@ function M.command_output(_, params)
   ui.append('output', params.text or '')
 end
 
+M.hosts = nil ---@type table|nil
+
+--- s-code/hostProcesses/updated: the list kept current (the statusline counts what is pending).
+function M.hosts_updated(_, params)
+  M.hosts = params
+  local buf = ui.scratch('host-processes')
+  if vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_line_count(buf) > 1 then
+    ui.set('host-processes', require('s_code.commands').host_lines(params))
+  end
+end
+
 --- The handlers table for vim.lsp.config.
 ---@return table<string, function>
 function M.table()
@@ -71,6 +82,7 @@ function M.table()
     ['window/showDocument'] = M.show_document,
     [methods.PLAN_UPDATED] = M.plan_updated,
     [methods.COMMAND_OUTPUT] = M.command_output,
+    [methods.HOST_PROCESSES_UPDATED] = M.hosts_updated,
   }
 end
 
