@@ -32,6 +32,7 @@ built once per registry version (:attr:`Registry.version`) and cached per regist
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 from collections.abc import Sequence
@@ -84,15 +85,17 @@ def stem(word: str) -> str:
 def words(text: str) -> list[str]:
     """The lowercase words of ``text`` (snake_case, kebab-case and camelCase split), without
     English function words."""
-    found = []
-    for word in _WORD.findall(text):
-        for part in _CAMEL.split(word):
-            token = part.lower()
-            if token and token not in STOPWORDS:
-                found.append(token)
-    return found
+    return [part for word in _WORD.findall(text) for part in _parts(word)]
 
 
+@functools.lru_cache(maxsize=8192)
+def _parts(word: str) -> tuple[str, ...]:
+    """One run of letters and digits, camelCase split (cached: tools repeat their words)."""
+    parts = (part.lower() for part in _CAMEL.split(word))
+    return tuple(p for p in parts if p and p not in STOPWORDS)
+
+
+@functools.lru_cache(maxsize=8192)
 def forms(word: str) -> tuple[str, ...]:
     """The terms a word is indexed and searched as: itself, and its singular if that differs."""
     singular = stem(word)
