@@ -23,8 +23,9 @@ Each word is indexed as written and, when it differs, as its singular (:func:`st
 S-stemmer), and a query word matches either: "files" finds ``read_file``, while a tool that uses
 the query's own form ("channels": ``list_channels`` before ``get_channel_history``) scores on
 both. tests/unit/test_tool_ranking.py measures these choices on a catalog of realistic tools
-(top-1 of 60 queries: 57 with the two forms, 55 with singulars only, 54 without stemming; equal
-field weights 56; parameter descriptions weighted 0 to 1 move one query).
+(top-1 of 60 queries: 57 as here; 55 with singulars only, 54 without stemming; 56 with equal
+field weights, or with words found in parameter descriptions counted as matched; 55 ranked by
+score alone; parameter descriptions weighted 0 to 1 move one query).
 
 ``bm25s`` (and numpy) are imported when the first index is built, never at start-up. An index is
 built once per registry version (:attr:`Registry.version`) and cached per registry.
