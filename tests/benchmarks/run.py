@@ -10,6 +10,7 @@
 5-7. apply_patch batches and single edits, git_status (see bench_edits.py, bench_git.py)
 8-10. the sandbox's spawn cost, run_command, and redaction speed (see bench_sandbox.py)
 11. the check after every command on a 20,000-file tree (see bench_sandbox.py run_watch)
+12. tool_search over 1,000 registered MCP tools, median against a 5 ms budget (bench_tool_search.py)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import bench_latency
 import bench_process
 import bench_sandbox
 import bench_search
+import bench_tool_search
 from harness import Result
 
 BENCHMARKS: dict[str, Callable[..., Result]] = {
@@ -46,6 +48,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "run-command": bench_sandbox.run_tool,
     "redaction": bench_sandbox.run_redaction,
     "git-dir-check": bench_sandbox.run_watch,
+    "tool-search": bench_tool_search.run,
 }
 
 

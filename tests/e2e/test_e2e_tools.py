@@ -36,6 +36,14 @@ async def test_tools_search_finds_by_keyword_and_argument(client: LanguageClient
     assert nothing == {"tools": []}
 
 
+async def test_tools_found_by_search_join_tools_list(client: LanguageClient) -> None:
+    found = await call(client, methods.TOOLS_SEARCH, {"query": "git blame", "limit": 1})
+    assert [t["name"] for t in found["tools"]] == ["git_blame"]
+    tools = (await call(client, methods.TOOLS_LIST, {}))["tools"]
+    assert [t["name"] for t in tools[:-1]] == [t.name for t in default_registry().core()]
+    assert tools[-1] == found["tools"][0]
+
+
 CALLS = [
     ("read_file", {"path": "notes.txt", "start_line": 2}),
     ("list_files", {"path": "."}),

@@ -27,7 +27,7 @@ from s_code.tools.builtin import default_registry
 
 REPLY_TIMEOUT = 10.0
 KINDS = {k.value for k in ErrorKind}
-# Words that prefix-match every tool's name, arguments or description (tool_search scores prefixes).
+# Words found in every tool's name, arguments or description (tool_search matches whole words).
 BROAD_QUERY = (
     "file files read list search text plan update tool git status diff log show blame patch "
     "apply command run code mode edit workspace path"

@@ -83,6 +83,9 @@ class Session:
     trees: dict[str, TreeIndex] = field(default_factory=dict)
     """Per workspace root: its directories and git directories (refreshed per command)."""
     lock: CommandGitLock = field(default_factory=CommandGitLock)
+    loaded_tools: set[str] = field(default_factory=set)
+    """Names of the tools tool_search returned: tools/list shows those still registered beside
+    the core profile."""
 
     def tree(self, workspace: str) -> TreeIndex:
         """The index of a workspace root's directories (made on first use)."""

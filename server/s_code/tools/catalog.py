@@ -1,4 +1,5 @@
-"""``s-code/tools/list``: the compact core profile, shaped by the session's edit format."""
+"""``s-code/tools/list``: the compact core profile, shaped by the session's edit format, and the
+tools tool_search has loaded for the session."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from s_code.session.session import Session
 
 
 def tools_list(session: Session) -> dict[str, Any]:
-    """Core tools with apply_patch's schema for the edit format, and that format's system
-    instructions (``instructions``) for the model."""
+    """Core tools with apply_patch's schema for the edit format, then the loaded tools that are
+    still registered (each part in registry order: loading tools never moves a core tool), and
+    the edit format's system instructions (``instructions``) for the model."""
+    registry = list(session.registry)
+    core = [t for t in registry if t.profile == "core"]
+    loaded = [t for t in registry if t.profile != "core" and t.name in session.loaded_tools]
     tools = []
-    for tool in session.registry:
-        if tool.profile != "core":
-            continue
+    for tool in [*core, *loaded]:
         entry = tool.describe()
         if tool.name == "apply_patch":
             schema = input_schema(session.edit_format)

@@ -154,9 +154,15 @@ def check_schema(name: str, schema: Any) -> None:
         ) from None
 
 
-@dataclass
+@dataclass(eq=False)
 class Registry:
+    """The session's tools by name. Compared (and hashed) by identity: it is one mutable table, and
+    what other layers derive from it (tool_search's index) is keyed on it and its ``version``."""
+
     tools: dict[str, ToolDef] = field(default_factory=dict)
+    version: int = 0
+    """Counts the changes made by :meth:`add` and :meth:`remove`, the only ways to change the
+    table: whatever was built from an older version is stale."""
 
     def add(self, tool: ToolDef) -> ToolDef:
         if tool.name in self.tools:
@@ -164,6 +170,7 @@ class Registry:
         if tool.schema is not None:
             check_schema(tool.name, tool.schema)
         self.tools[tool.name] = tool
+        self.version += 1
         return tool
 
     def remove(self, name: str) -> ToolDef | None:
@@ -171,7 +178,9 @@ class Registry:
         tool = self.tools.get(name)
         if tool is None or tool.builtin:
             return None
-        return self.tools.pop(name)
+        del self.tools[name]
+        self.version += 1
+        return tool
 
     def extend(self, tools: Iterable[ToolDef]) -> Registry:
         for t in tools:
@@ -202,6 +211,7 @@ class LazyRegistry(Registry):
     def __init__(self, factory: Callable[[], Registry]) -> None:
         self._factory: Callable[[], Registry] | None = factory
         self._tools: dict[str, ToolDef] = {}
+        self.version = 0
 
     @property
     def tools(self) -> dict[str, ToolDef]:

@@ -1,47 +1,54 @@
-"""tool_search: keyword search over tool names, descriptions and argument names."""
+"""tool_search: find tools by keywords (BM25, see :mod:`s_code.tools.ranking`), or load them by
+exact name with ``select:<name>[,<name>...]``. Whatever it returns stays loaded for the session:
+``s-code/tools/list`` shows it beside the core profile (:func:`s_code.tools.catalog.tools_list`).
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+import asyncio
 from typing import Any
 
 from pydantic import Field
 
+from s_code.protocol.errors import invalid_params
 from s_code.protocol.models import Args, Result
 from s_code.session.session import Session
-from s_code.tools.registry import ToolDef
+from s_code.tools import ranking
+from s_code.tools.registry import Registry, ToolDef
 
-_WORD = re.compile(r"[a-z0-9]+")
-NAME_WEIGHT, ARGUMENT_WEIGHT, DESCRIPTION_WEIGHT = 5, 2, 1
-
-
-def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower().replace("_", " ")))
+SELECT = "select:"
 
 
-def score(tool: ToolDef, terms: set[str]) -> int:
-    name, args = _words(tool.name), _words(" ".join(tool.argument_names))
-    desc = _words(tool.description)
-    total = 0
-    for term in terms:
-        total += NAME_WEIGHT * any(w.startswith(term) for w in name)
-        total += ARGUMENT_WEIGHT * any(w.startswith(term) for w in args)
-        total += DESCRIPTION_WEIGHT * any(w.startswith(term) for w in desc)
-    return total
+def select(registry: Registry, query: str) -> list[ToolDef]:
+    """The tools named by ``select:a,b`` in that order; an unknown name is ``unknown_tool``."""
+    names = dict.fromkeys(n.strip() for n in query.strip()[len(SELECT) :].split(","))
+    names.pop("", None)
+    if not names:
+        raise invalid_params("select: names no tool; give select:<name>[,<name>...]", "query")
+    return [registry.get(name) for name in names]
 
 
-def search(registry: Iterable[ToolDef], query: str, limit: int) -> list[ToolDef]:
-    terms = _words(query)
-    ranked = [(score(t, terms), t.name, t) for t in registry]
-    ranked = [r for r in ranked if r[0] > 0]
-    ranked.sort(key=lambda r: (-r[0], r[1]))
-    return [t for _, _, t in ranked[:limit]]
+async def current_index(registry: Registry) -> ranking.ToolIndex:
+    """The index of ``registry``'s current version, built in a thread when stale (the first
+    build also imports bm25s and numpy) so that the server keeps answering meanwhile."""
+    index = ranking.fresh(registry)
+    if index is None:
+        tools, version = ranking.snapshot(registry)
+        built = await asyncio.to_thread(ranking.ToolIndex.build, tools, version)
+        index = ranking.remember(registry, built)
+    return index
 
 
 class ToolSearchArgs(Args):
-    query: str = Field(min_length=1, max_length=500, description="Keywords, e.g. 'git blame'.")
-    limit: int = Field(5, ge=1, le=50)
+    query: str = Field(
+        min_length=1,
+        max_length=500,
+        description=(
+            "Keywords, e.g. 'git blame'; or exact tool names after 'select:', comma-separated "
+            "(select:git_show,git_blame)."
+        ),
+    )
+    limit: int = Field(5, ge=1, le=50, description="Most tools a keyword search returns.")
 
 
 class ToolSearchResult(Result):
@@ -51,9 +58,15 @@ class ToolSearchResult(Result):
 
 
 async def _tool_search(session: Session, args: ToolSearchArgs) -> ToolSearchResult:
-    return ToolSearchResult(
-        tools=[t.describe() for t in search(session.registry, args.query, args.limit)]
-    )
+    registry = session.registry
+    if not isinstance(registry, Registry):
+        raise TypeError("tool_search needs the tool layer's Registry")
+    if args.query.lstrip().startswith(SELECT):
+        found = select(registry, args.query)
+    else:
+        found = (await current_index(registry)).search(args.query, args.limit)
+    session.loaded_tools.update(t.name for t in found)
+    return ToolSearchResult(tools=[t.describe() for t in found])
 
 
 TOOLS = (
@@ -64,8 +77,9 @@ TOOLS = (
         handler=_tool_search,
         read_only=True,
         description=(
-            "Find tools by keyword, including specialized tools that tools/list leaves out; "
-            "returns their full schemas."
+            "Find tools by keywords (names, descriptions, parameters), including specialized "
+            "tools that tools/list leaves out; returns their full schemas, and the tools found "
+            "stay available for the session. 'select:name1,name2' loads tools by exact name."
         ),
     ),
 )
