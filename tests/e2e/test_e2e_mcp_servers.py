@@ -31,7 +31,9 @@ def approved(lab: Lab, name: str) -> dict[str, object]:
     lab.call(methods.HOST_PROCESSES_APPROVE, {"kind": "mcp", "name": name})
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        (entry,) = [e for e in lab.call(methods.HOST_PROCESSES_LIST)["entries"] if e["name"] == name]
+        (entry,) = [
+            e for e in lab.call(methods.HOST_PROCESSES_LIST)["entries"] if e["name"] == name
+        ]
         if entry["state"] == "running" and entry.get("tools"):
             return entry  # type: ignore[no-any-return]
         time.sleep(0.1)

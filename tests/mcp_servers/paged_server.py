@@ -19,7 +19,9 @@ TOOLS = [
 PAGE = 10
 
 
-async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+async def list_tools(
+    ctx: object, params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
     start = int(params.cursor) if params is not None and params.cursor else 0
     end = start + PAGE
     return types.ListToolsResult(
@@ -28,7 +30,9 @@ async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -
 
 
 async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=f"called {params.name}")])
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"called {params.name}")]
+    )
 
 
 server = Server("paged", on_list_tools=list_tools, on_call_tool=call_tool)
