@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from s_code.client import RpcError, StdioClient
+from s_code.demo_hosts import DEMO_KEY, DEMO_KEY_ENV, host_steps
 from s_code.protocol import methods
 
 
@@ -338,7 +339,12 @@ def run_demo(keep: bool = False) -> int:
     workspace = scratch / "calc"
     shutil.copytree(samples_dir(), workspace)
     make_sample_repo(workspace)
-    env = dict(os.environ, S_CODE_STATE_DIR=str(scratch / "state"))
+    env = dict(
+        os.environ,
+        S_CODE_STATE_DIR=str(scratch / "state"),
+        XDG_CONFIG_HOME=str(scratch / "config"),  # the demo's own (empty) user layer
+        **{DEMO_KEY_ENV: DEMO_KEY},
+    )
     print(f"s-code demo: a scratch copy of samples/workspace at {workspace}")
     client = StdioClient([sys.executable, "-m", "s_code", "serve"], env=env, on_request=Editor())
     demo = Demo(client)
@@ -444,6 +450,7 @@ def run_demo(keep: bool = False) -> int:
         git_steps(demo, workspace, scratch, env)
         edit_steps(demo)
         command_steps(demo, workspace)
+        host_steps(demo, workspace)
         demo.call(
             "Finish the plan",
             methods.UPDATE_PLAN,

@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_edits
 import bench_git
 import bench_latency
+import bench_mcp
 import bench_process
 import bench_sandbox
 import bench_search
@@ -48,6 +49,8 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "run-command": bench_sandbox.run_tool,
     "redaction": bench_sandbox.run_redaction,
     "git-dir-check": bench_sandbox.run_watch,
+    "mcp-call": bench_mcp.run_call,
+    "mcp-slow-start": bench_mcp.run_slow_start,
     "tool-search": bench_tool_search.run,
 }
 

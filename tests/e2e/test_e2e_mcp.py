@@ -43,7 +43,8 @@ def test_h1_a_workspace_server_never_starts_before_approval(notes: Lab) -> None:
     assert processes_with(SERVER) == []
     with pytest.raises(RpcError) as err:
         notes.tool("search_notes", {"query": "sandbox"})
-    assert err.value.kind == "unknown_tool"  # its tools are not there either
+    assert err.value.kind == "host_process_untrusted"  # its tools are not there either
+    assert "approve" in str(err.value)
     # positive control: the configuration, run as written, does start a server
     notes.editor.answer = "details-then-approve"
     approve(notes)
@@ -121,7 +122,7 @@ def test_h2_an_approved_entry_edited_on_disk_is_pending_again(notes: Lab) -> Non
     assert notes.entry()["state"] == "pending"
     with pytest.raises(RpcError) as err:
         notes.tool("read_note", {"name": "welcome"})
-    assert err.value.kind in ("host_process_untrusted", "unknown_tool")
+    assert err.value.kind == "host_process_untrusted"
     assert processes_with(SERVER) == []  # the old approval stopped running
     # approved again, then its script's content changes: pending again
     notes.write_config()
@@ -194,7 +195,7 @@ def test_h8_a_tool_that_appears_after_approval_is_hidden_until_approved(notes: L
     assert "mcp__notes__extra" not in entry.get("tools", [])
     with pytest.raises(RpcError) as err:
         notes.tool("extra", {})
-    assert err.value.kind == "unknown_tool"
+    assert err.value.kind == "host_process_untrusted"
     notes.call(methods.HOST_PROCESSES_APPROVE, {"kind": "mcp", "name": "notes"})
     entry = notes.wait_for(lambda e: "mcp__notes__extra" in e.get("tools", []))
     assert notes.tool("extra", {})["content"][0]["text"] == "extra"

@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"session", "hostproc"},
     {"edits", "commands", "mcp"},
     {"tools"},
-    {"lsp", "cli", "demo", "doctor", "docs_gen", "client", "__main__", "__init__"},
+    {"lsp", "cli", "demo", "demo_hosts", "doctor", "docs_gen", "client", "__main__", "__init__"},
 ]
 FACES = LAYERS[-1]
 DOMAINS = (

@@ -282,7 +282,7 @@ def _doc_blocks(language: str) -> list[str]:
 
 
 def test_the_docs_sample_holds_handles_only() -> None:
-    (sample,) = _doc_blocks("json")
+    (sample,) = [b for b in _doc_blocks("json") if '"github"' in b]
     servers = json.loads(sample)["mcpServers"]
     entry = servers["github"]
     assert handle_names(entry["args"], entry["env"], "mcpServers.github") == [
@@ -309,3 +309,12 @@ def test_the_docs_commands_are_the_cli() -> None:
         assert argv[:2] == ["s-code", "secret"], line
         args = build_parser().parse_args(argv[1:])
         assert args.action == argv[2]
+
+
+def test_the_docs_configuration_example_is_a_valid_entry() -> None:
+    """docs/host-processes.md's configuration example parses as s-code parses mcp.json."""
+    from s_code.hostproc.config import parse_mcp
+
+    (sample,) = [b for b in _doc_blocks("json") if '"notes"' in b]
+    (entry,) = parse_mcp(sample.encode(), "workspace", "mcp.json")
+    assert entry.problem is None and entry.enabled_tools == ("search_notes", "read_note")

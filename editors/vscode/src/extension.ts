@@ -13,6 +13,7 @@ import {
 import { type AskUi, type Card, decide } from './common/approval';
 import * as methods from './common/methods';
 import { Backoff } from './common/restart';
+import { type HostView, hostActions, hostItems, pendingCount } from './common/hosts';
 import { planLines, statusText } from './common/status';
 
 let client: LanguageClient | undefined;
@@ -62,8 +63,9 @@ export async function activate(context: vscode.ExtensionContext) {
   let mode: string | undefined;
   let tier: number | undefined;
   let plan: string[] = ['# s-code plan', '', '(no plan yet)'];
+  let hosts: HostView | undefined;
   const refresh = () => {
-    status.text = statusText(mode, tier);
+    status.text = statusText(mode, tier, pendingCount(hosts));
   };
 
   const { command, args } = serverCommand();
@@ -100,6 +102,10 @@ export async function activate(context: vscode.ExtensionContext) {
   });
   client.onNotification(methods.COMMAND_OUTPUT, (params: { text: string }) => {
     commands.append(params.text);
+  });
+  client.onNotification(methods.HOST_PROCESSES_UPDATED, (params: HostView) => {
+    hosts = params;
+    refresh();
   });
   await client.start();
   const caps = client.initializeResult?.capabilities.experimental as
@@ -141,6 +147,18 @@ export async function activate(context: vscode.ExtensionContext) {
         });
         await show(r.card.text); // the server's rendering of the card, as every face shows it
       }
+    }),
+    vscode.commands.registerCommand('sCode.hostProcesses', async () => {
+      hosts = await request<HostView>(methods.HOST_PROCESSES_LIST, {});
+      refresh();
+      const picked = await vscode.window.showQuickPick(hostItems(hosts), {
+        placeHolder: 'MCP servers: they run outside the sandbox, with your account\'s access',
+      });
+      if (!picked) return;
+      const action = await vscode.window.showQuickPick(hostActions(picked.entry), { placeHolder: picked.label });
+      const target = { kind: picked.entry.kind, name: picked.entry.name, layer: picked.entry.layer };
+      if (action === 'Approve…') await request(methods.HOST_PROCESSES_APPROVE, target);
+      if (action === 'Revoke') await request(methods.HOST_PROCESSES_REVOKE, target);
     }),
     vscode.commands.registerCommand('sCode.listTools', async () => {
       const r = await request<{ tools: { name: string; description: string }[] }>(methods.TOOLS_LIST, {});

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { APPROVE, type AskUi, type Card, DENY, DETAILS, decide } from '../src/common/approval';
 import { Backoff } from '../src/common/restart';
+import { hostActions, hostItems, pendingCount } from '../src/common/hosts';
 import { planLines, statusText } from '../src/common/status';
 
 const batch: Card = {
@@ -100,5 +101,37 @@ describe('status and plan', () => {
   it('renders the plan', () => {
     const lines = planLines({ plan: [{ step: 'a', status: 'completed' }, { step: 'b', status: 'in_progress' }] });
     expect(lines.slice(2)).toEqual(['1. [x] a', '2. [~] b']);
+  });
+});
+
+describe('host processes', () => {
+  const view = {
+    entries: [
+      { kind: 'mcp', name: 'notes', layer: 'workspace', state: 'pending' as const },
+      { kind: 'mcp', name: 'search', layer: 'user', state: 'running' as const, tools: ['a', 'b'] },
+      { kind: 'mcp', name: 'grown', layer: 'user', state: 'running' as const, toolsPendingApproval: ['extra'] },
+    ],
+  };
+
+  it('lists every entry with its state and what it needs', () => {
+    const items = hostItems(view);
+    expect(items.map((i) => i.description)).toEqual([
+      'mcp · workspace · pending',
+      'mcp · user · running',
+      'mcp · user · running',
+    ]);
+    expect(items[0].detail).toContain('not running until you approve it');
+    expect(items[1].detail).toContain('2 tool(s)');
+    expect(items[2].detail).toContain('1 tool(s) changed since approval');
+    for (const i of items) expect(i.detail).toContain('outside the sandbox');
+  });
+
+  it('counts what waits for the user and offers the right action', () => {
+    expect(pendingCount(view)).toBe(2);
+    expect(statusText('manual', 1, pendingCount(view))).toBe(
+      '$(shield) s-code: manual · sandbox tier 1 · 2 server(s) to approve',
+    );
+    expect(hostActions(view.entries[0])).toEqual(['Approve…', 'Cancel']);
+    expect(hostActions(view.entries[1])).toEqual(['Revoke', 'Cancel']);
   });
 });

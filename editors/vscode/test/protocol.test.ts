@@ -1,10 +1,10 @@
 // The protocol as this extension speaks it (vscode-jsonrpc, approvalCards declared) against the
 // real Python server: initialize, an approval card answered, an edit applied, error kinds surfaced.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type MessageConnection, StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
@@ -12,6 +12,7 @@ import { type MessageConnection, StreamMessageReader, StreamMessageWriter, creat
 import * as methods from '../src/common/methods';
 
 const PYTHON = process.env.S_CODE_PYTHON ?? 'python3';
+const SAMPLE = resolve(dirname(fileURLToPath(import.meta.url)), '../../../samples/mcp/notes_server.py');
 
 let server: ChildProcess;
 let conn: MessageConnection;
@@ -22,8 +23,13 @@ let decisions: string[];
 beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), 's-code-vscode-'));
   writeFileSync(join(root, 'a.txt'), 'one\ntwo\n');
+  mkdirSync(join(root, '.s-code'));
+  writeFileSync(
+    join(root, '.s-code', 'mcp.json'),
+    JSON.stringify({ mcpServers: { notes: { command: PYTHON, args: [SAMPLE] } } }),
+  );
   server = spawn(PYTHON, ['-m', 's_code', 'serve'], {
-    env: { ...process.env, S_CODE_STATE_DIR: join(root, '.state-outside') },
+    env: { ...process.env, S_CODE_STATE_DIR: join(root, '.state-outside'), XDG_CONFIG_HOME: join(root, '.config-outside') },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   conn = createMessageConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
@@ -82,4 +88,24 @@ describe('the extension protocol against the real server', () => {
       data: { kind: 'invalid_params' },
     });
   });
+
+  it('lists an MCP server as pending, approves it through a card, and calls its tool', async () => {
+    type View = { entries: { name: string; state: string; tools?: string[] }[] };
+    const first = await conn.sendRequest<View>(methods.HOST_PROCESSES_LIST, {});
+    expect(first.entries.map((e) => [e.name, e.state])).toEqual([['notes', 'pending']]);
+    decisions.push('approve');
+    await conn.sendRequest(methods.HOST_PROCESSES_APPROVE, { kind: 'mcp', name: 'notes' });
+    expect(cards.at(-1)?.kind).toBe('host_process');
+    let entry = first.entries[0];
+    for (let i = 0; i < 200 && !(entry.state === 'running' && entry.tools?.length); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      entry = (await conn.sendRequest<View>(methods.HOST_PROCESSES_LIST, {})).entries[0];
+    }
+    expect(entry.tools).toContain('mcp__notes__read_note');
+    const result = await conn.sendRequest<{ content: { text: string }[] }>(methods.TOOLS_CALL, {
+      name: 'mcp__notes__read_note',
+      arguments: { name: 'welcome' },
+    });
+    expect(result.content[0].text).toContain('host processes');
+  }, 30000);
 });

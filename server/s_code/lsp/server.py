@@ -8,6 +8,7 @@ built-in workspace keeps every open buffer's text), workspace folders, and clean
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import sys
@@ -39,6 +40,7 @@ _HEADER = b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; char
 """pygls' own header, byte for byte."""
 
 PERMISSION_MODES = MODES
+HOSTS_DELAY_S = 0.5
 
 
 class SCodeProtocol(LanguageServerProtocol):
@@ -177,8 +179,16 @@ class SCodeServer(LanguageServer):
 
         if not any(os.path.lexists(p) for p in config_files(session.folders.primary.real_path)):
             return
-        task = asyncio.get_running_loop().create_task(self.host_processes().refresh())
+        task = asyncio.get_running_loop().create_task(self._start_hosts_later())
         task.add_done_callback(_log_failure)
+
+    async def _start_hosts_later(self) -> None:
+        """The MCP SDK takes most of a second to import: after the client's first requests, and
+        in a worker thread, so no tool call waits for it."""
+        await asyncio.sleep(HOSTS_DELAY_S)
+        await asyncio.to_thread(importlib.import_module, "s_code.tools.hosts")
+        if self.session is not None:
+            await self.host_processes().refresh()
 
     def host_processes(self) -> Any:
         """The session's host processes (made on first use)."""

@@ -117,14 +117,48 @@ class Redactor:
         return hide(text, hidden)
 
     def redact_json(self, value: Any) -> Any:
-        """Every string (and key) of JSON data redacted: a host process's result or output."""
-        if isinstance(value, str):
-            return self.redact(value)
-        if isinstance(value, list):
-            return [self.redact_json(v) for v in value]
-        if isinstance(value, dict):
-            return {self.redact(str(k)): self.redact_json(v) for k, v in value.items()}
-        return value
+        """Every string (and key) of JSON data redacted: a host process's result or output.
+        The strings are redacted in one pass, joined by NULs (no rule matches one, no secret
+        holds one): the rules' anchors are looked for once, not once per string."""
+        strings: list[str] = []
+        _collect(value, strings)
+        if not strings:
+            return value
+        if any("\0" in t for t in strings):
+            done = [self.redact(t) for t in strings]
+        else:
+            done = self.redact("\0".join(strings)).split("\0")
+            if len(done) != len(strings):
+                done = [self.redact(t) for t in strings]
+        if done == strings:
+            return value
+        return _rebuild(value, iter(done))
+
+
+def _collect(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list):
+        for v in value:
+            _collect(v, out)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            out.append(str(k))
+            _collect(v, out)
+
+
+def _rebuild(value: Any, done: Any) -> Any:
+    if isinstance(value, str):
+        return next(done)
+    if isinstance(value, list):
+        return [_rebuild(v, done) for v in value]
+    if isinstance(value, dict):
+        out = {}
+        for _, v in value.items():
+            key = next(done)
+            out[key] = _rebuild(v, done)
+        return out
+    return value
 
 
 def hide(text: str, spans: list[Span]) -> str:

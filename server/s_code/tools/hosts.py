@@ -24,7 +24,7 @@ from s_code.approvals.cards import Card, ToolCallDetails
 from s_code.approvals.gate import check
 from s_code.approvals.policy import Operation
 from s_code.credentials.resolve import resolve
-from s_code.hostproc.config import McpConfig, load_mcp
+from s_code.hostproc.config import McpConfig, config_files, load_mcp
 from s_code.hostproc.entry import Canonical, canonical
 from s_code.hostproc.preview import host_card
 from s_code.hostproc.trust import TrustStore, tool_hash
@@ -73,6 +73,33 @@ class HostProcesses:
         )
         self.entries: dict[tuple[str, str], Entry] = {}
         self.problems: list[str] = []
+        self._seen: tuple[object, ...] | None = None
+        registry.explain_missing = self._missing
+
+    def _missing(self, name: str) -> SCodeError | None:
+        """Why ``mcp__<server>__<tool>`` is not a tool now, when its server is configured."""
+        for entry in self.entries.values():
+            prefix = tool_name(entry.config.name, "")
+            if not name.startswith(prefix):
+                continue
+            if entry.server is None or entry.problem is not None:
+                why = entry.problem or "it is not approved (or changed since it was)"
+                return SCodeError(
+                    ErrorKind.HOST_PROCESS_UNTRUSTED,
+                    f"the MCP server {entry.config.name!r} is not running: {why}; approve it with "
+                    "s-code/hostProcesses/approve",
+                    name=entry.config.name,
+                    tool=name,
+                )
+            if name[len(prefix) :] in entry.hidden:
+                return SCodeError(
+                    ErrorKind.HOST_PROCESS_UNTRUSTED,
+                    f"{name} changed (or appeared) since {entry.config.name!r} was approved; "
+                    "it stays hidden until the server is approved again",
+                    name=entry.config.name,
+                    tool=name,
+                )
+        return None
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -120,8 +147,28 @@ class HostProcesses:
             found.append(Entry(cfg, canon, problem))
         return found
 
-    async def refresh(self) -> None:
-        """Read the configuration again; start what is trusted, stop what no longer is."""
+    def _fingerprint(self) -> tuple[object, ...]:
+        """The identities of every file the entries depend on (the config files, each program
+        and each script): while none moved, the configuration read last is still current."""
+        paths = list(config_files(self.workspace))
+        for e in self.entries.values():
+            if e.canon is not None:
+                paths += [e.canon.executable.real or "", *(p for p, _ in e.canon.scripts)]
+        found: list[object] = []
+        for path in paths:
+            try:
+                st = os.stat(path)
+                found.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+            except OSError:
+                found.append(None)
+        return (os.environ.get("PATH", ""), *found)
+
+    async def refresh(self, *, if_changed: bool = False) -> None:
+        """Read the configuration again; start what is trusted, stop what no longer is.
+        ``if_changed``: only when a file it depends on moved (a call's cheap check)."""
+        if if_changed and self._seen is not None and self._fingerprint() == self._seen:
+            return
+        self._seen = self._fingerprint()
         fresh = {e.key: e for e in await asyncio.to_thread(self._read)}
         for key, old in list(self.entries.items()):
             new = fresh.get(key)
@@ -132,6 +179,7 @@ class HostProcesses:
             if old.server is not None:
                 await old.server.stop()
         self.entries = fresh
+        self._seen = self._fingerprint()
         for entry in self.entries.values():
             if entry.server is None and self._trusted(entry):
                 await self._start(entry)
@@ -223,7 +271,7 @@ class HostProcesses:
         hints = {k.removesuffix("_hint"): v for k, v in annotations.items() if k != "title"}
 
         async def handler(session: Session, args: dict[str, Any]) -> dict[str, Any]:
-            await self.refresh()  # an entry edited on disk is pending again, and stopped
+            await self.refresh(if_changed=True)  # an entry edited on disk: pending, stopped
             if not any(e.server is server for e in self.entries.values()):
                 raise SCodeError(
                     ErrorKind.HOST_PROCESS_UNTRUSTED,
@@ -231,6 +279,8 @@ class HostProcesses:
                     "approve it again (s-code/hostProcesses/approve)",
                     name=server.launch.name,
                 )
+            if operation == "read":  # allowed in every mode, like a built-in read: no card
+                return await server.call(tool.name, args)
             card = self._call_card(server.launch.name, tool.name, name, args, hints)
             approval = await check(session, operation, card)
             try:

@@ -163,6 +163,8 @@ class Registry:
     version: int = 0
     """Counts the changes made by :meth:`add` and :meth:`remove`, the only ways to change the
     table: whatever was built from an older version is stale."""
+    explain_missing: Callable[[str], SCodeError | None] | None = None
+    """Who can say why a tool is not here (an MCP server pending approval, say)."""
 
     def add(self, tool: ToolDef) -> ToolDef:
         if tool.name in self.tools:
@@ -191,6 +193,9 @@ class Registry:
         try:
             return self.tools[name]
         except KeyError:
+            explained = self.explain_missing(name) if self.explain_missing is not None else None
+            if explained is not None:
+                raise explained from None
             raise SCodeError(
                 ErrorKind.UNKNOWN_TOOL,
                 f"no tool named {name!r}; s-code/tools/list and tool_search list the tools",
@@ -212,6 +217,7 @@ class LazyRegistry(Registry):
         self._factory: Callable[[], Registry] | None = factory
         self._tools: dict[str, ToolDef] = {}
         self.version = 0
+        self.explain_missing = None
 
     @property
     def tools(self) -> dict[str, ToolDef]:

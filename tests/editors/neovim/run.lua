@@ -175,6 +175,38 @@ function cases.card_face()
   end
 end
 
+function cases.host_processes_list_approve_and_call()
+  local sample = vim.fs.normalize(plugin .. '/../../samples/mcp/notes_server.py')
+  vim.fn.mkdir(ws .. '/.s-code', 'p')
+  vim.fn.writefile(
+    { vim.json.encode({ mcpServers = { notes = { command = python, args = { sample } } } }) },
+    ws .. '/.s-code/mcp.json'
+  )
+  open('a.txt')
+  vim.cmd('SCodeHostProcesses')
+  local ok = vim.wait(10000, function()
+    local text = table.concat(lines(require('s_code.ui').scratch('host-processes')), '\n')
+    return text:find('mcp notes (workspace layer): pending', 1, true) ~= nil
+  end, 50)
+  check(ok, ':SCodeHostProcesses shows the server pending')
+  answers = { 'Approve once' }
+  vim.cmd('SCodeApprove notes')
+  ok = vim.wait(20000, function()
+    local hosts = require('s_code.handlers').hosts
+    for _, e in ipairs(hosts and hosts.entries or {}) do
+      if e.name == 'notes' and e.state == 'running' and e.tools and #e.tools > 0 then
+        return true
+      end
+    end
+    return false
+  end, 50)
+  check(ok, 'approved, the server runs (s-code/hostProcesses/updated)')
+  check(prompts[1]:find('outside the sandbox', 1, true), 'the prompt says: ' .. tostring(prompts[1]))
+  local err, result = s_code.call_sync('mcp__notes__read_note', { name = 'welcome' })
+  check(err == nil, 'the MCP tool answers: ' .. vim.inspect(err))
+  check(result.content[1].text:find('host processes', 1, true), 'its result')
+end
+
 function cases.undo_turn_command_restores()
   open('a.txt')
   local r = read('b.txt')

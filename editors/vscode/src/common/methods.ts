@@ -9,6 +9,10 @@ export const SANDBOX_PREVIEW = 's-code/sandbox/preview';
 export const APPROVAL_REQUEST = 's-code/approval/request';
 export const PLAN_UPDATED = 's-code/planUpdated';
 export const COMMAND_OUTPUT = 's-code/commandOutput';
+export const HOST_PROCESSES_LIST = 's-code/hostProcesses/list';
+export const HOST_PROCESSES_APPROVE = 's-code/hostProcesses/approve';
+export const HOST_PROCESSES_REVOKE = 's-code/hostProcesses/revoke';
+export const HOST_PROCESSES_UPDATED = 's-code/hostProcesses/updated';
 
 export const MODES = ['manual', 'accept-edits', 'workspace'] as const;
 export type Mode = (typeof MODES)[number];

@@ -1,7 +1,8 @@
 // The status bar text: the permission mode and the sandbox tier.
-export function statusText(mode: string | undefined, tier: number | undefined): string {
+export function statusText(mode: string | undefined, tier: number | undefined, pendingHosts = 0): string {
   const box = tier === undefined ? '' : tier === 3 ? ' · unsandboxed' : ` · sandbox tier ${tier}`;
-  return `$(shield) s-code: ${mode ?? 'starting'}${box}`;
+  const hosts = pendingHosts > 0 ? ` · ${pendingHosts} server(s) to approve` : '';
+  return `$(shield) s-code: ${mode ?? 'starting'}${box}${hosts}`;
 }
 
 export function planLines(plan: { plan?: { step: string; status: string }[]; explanation?: string }): string[] {
