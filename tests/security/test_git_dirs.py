@@ -130,7 +130,7 @@ def test_s20_an_existing_nested_repository_at_any_depth(
 
 
 @pytest.mark.parametrize("where", ["a/b/c/d/e", "build/x", "node_modules/pkg"])
-def test_s20_a_repository_a_command_creates_is_removed(
+def test_s20_a_repository_a_command_creates_is_set_aside(
     box: Box, tmp_path: Path, where: str
 ) -> None:
     marker = Marker(tmp_path / "pwned")
@@ -144,14 +144,16 @@ def test_s20_a_repository_a_command_creates_is_removed(
     marker.clear()
     shutil.rmtree(box.workspace / where.split("/")[0])
     _, changed = box.sh(script)
-    assert not (box.workspace / where / ".git").exists()
-    user_git_status(box.workspace / where) if (box.workspace / where).exists() else None
+    git_dir = box.workspace / where / ".git"
+    assert not (git_dir / "config").exists()  # what could run code is set aside...
+    assert any(n.startswith("config.s-code-quarantined-") for n in os.listdir(git_dir))
+    assert (git_dir / "HEAD").exists()  # ...and nothing is deleted
+    user_git_status(box.workspace / where)
     assert not marker.fired()
-    if box.tier == 2:
-        assert f"{where}/.git" in changed
+    assert any(c.startswith(f"{where}/.git (a git directory that was not there") for c in changed)
 
 
-def test_s20_a_directory_laid_out_as_a_git_dir_loses_its_head(box: Box, tmp_path: Path) -> None:
+def test_s20_a_directory_laid_out_as_a_git_dir_is_neutralised(box: Box, tmp_path: Path) -> None:
     """A command that lays out ``tools/`` as a bare repository with a hostile config: the user
     who runs git inside ``tools/`` would run it."""
     (box.workspace / "tools").mkdir()
@@ -164,10 +166,10 @@ def test_s20_a_directory_laid_out_as_a_git_dir_loses_its_head(box: Box, tmp_path
     )
     _, changed = box.sh(script)
     assert (box.workspace / "tools" / "keep.txt").read_text() == "mine\n"  # the folder stays
-    assert not (box.workspace / "tools" / "HEAD").exists()
-    assert not (box.workspace / "tools" / "config").exists()
-    if box.tier == 2:
-        assert "tools/HEAD" in changed
+    assert not (box.workspace / "tools" / "config").exists()  # its config is set aside
+    git(box.workspace / "tools", "log", check=False)  # the user's git inside it
+    assert not marker.fired()
+    assert any(c.startswith("tools (a git directory that was not there") for c in changed)
 
 
 def test_s18_git_tools_wait_for_a_running_command(box: Box, tmp_path: Path) -> None:

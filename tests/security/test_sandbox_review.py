@@ -213,9 +213,9 @@ def test_the_root_cannot_become_a_bare_repository(box: Box) -> None:
         "printf '[core]\\n\\tbare = true\\n\\tfsmonitor = /tmp/pwn\\n' > config; echo ok"
     )
     box.sh(script)
-    assert not (box.workspace / "HEAD").exists()  # no longer a git directory layout
+    assert not (box.workspace / "config").exists()  # its config set aside: nothing to run
     box.unconfined(["sh", "-c", script])
-    assert (box.workspace / "HEAD").exists()  # positive control
+    assert (box.workspace / "config").exists()  # positive control
 
 
 def test_a_gitdir_file_in_a_subdirectory_is_removed(box: Box) -> None:

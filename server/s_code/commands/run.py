@@ -60,7 +60,7 @@ async def execute(
     except LauncherUnavailable as exc:
         raise SCodeError(ErrorKind.SANDBOX_UNAVAILABLE, str(exc)) from None
     workspace = proj.profile.workspace
-    async with session.lock.command():
+    async with session.lock.command(workspace):
         watched = await asyncio.to_thread(scan, session, workspace)
         before = await asyncio.to_thread(watch.snapshot, workspace, watched.gitdirs, watched.extra)
         row = await asyncio.to_thread(snapshots.save, session.store, workspace, before)

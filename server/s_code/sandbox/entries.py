@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -165,3 +166,22 @@ def create(workspace: str, rel: str, was: Entry) -> bool:
     else:
         return False
     return True
+
+
+QUARANTINE = ".s-code-quarantined"
+
+
+def quarantine(workspace: str, rel: str) -> str | None:
+    """Set ``rel`` aside (renamed ``<name>.s-code-quarantined-<time>`` in the same directory,
+    never followed, never deleted): git no longer finds it, and nothing the user may want back
+    is lost. The new name, or None when there was nothing to move."""
+    if not parents_are_dirs(workspace, rel) or entry_of(os.path.join(workspace, rel)) is None:
+        return None
+    parent, name = os.path.split(rel)
+    pfd = os.open(os.path.join(workspace, parent) if parent else workspace, _DIR_OPEN)
+    try:
+        aside = f"{name}{QUARANTINE}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        os.rename(name, aside, src_dir_fd=pfd, dst_dir_fd=pfd)
+    finally:
+        os.close(pfd)
+    return f"{parent}/{aside}" if parent else aside

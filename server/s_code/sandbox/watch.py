@@ -2,15 +2,18 @@
 
 Watched: the protected names at the workspace root (``.vscode``, ``.envrc``, …), every git
 directory at any depth (:mod:`s_code.workspace.gitdirs`: nested repositories, ``gitdir:``
-targets, common directories, bare layouts; below each only what can make git run code, since
-objects and refs are data and can be huge), every ``.git`` file, and the files matching the
-user's ``protectedPaths``. Tier 1 keeps them read-only, so nothing changes; tier 2 (Landlock cannot
-deny a path below an allowed directory) relies on this check: whatever a command changed there is
-reported and put back as it was, and what it created (a new repository, a new bare layout's
-``HEAD``, a new hook) is removed.
+targets, common directories, directories git takes for git directories, submodules and linked
+worktrees; below each only what can make git run code, since objects and refs are data and can be
+huge), every ``.git`` file, and the files matching the user's ``protectedPaths``. Tier 1 keeps
+them read-only, so nothing changes; tier 2 (Landlock cannot deny a path below an allowed
+directory) relies on this check: whatever a command changed there is reported and put back as it
+was, and a new hook or ``.git`` file is removed.
 
-A replaced ``.git`` directory cannot be rebuilt from the watched subset, so the replacement is
-removed and reported, and ``.git`` is left absent (no repository, so nothing for git to run).
+A git directory that was not there before (a repository a command made, or moved: ``mv libs/foo
+libs/bar``) is never deleted: its config, hooks and the rest of what could run code are set aside
+(renamed ``*.s-code-quarantined-<time>``), so git finds nothing to run and nothing is lost. So is
+a changed file whose old content was too large to keep. Config and hook files are always kept
+whole (up to 4 MiB each), whatever the snapshot's budget for the rest.
 """
 
 from __future__ import annotations
@@ -27,24 +30,24 @@ from s_code.sandbox.entries import (
     Entry,
     create,
     entry_of,
+    quarantine,
     remove,
     same,
     walk,
 )
-from s_code.workspace.gitdirs import GitDirs, TreeIndex
+from s_code.workspace.gitdirs import GitDirs, TreeIndex, is_git_dir
 from s_code.workspace.protected import protected_in
 
 log = logging.getLogger(__name__)
 
 # Below a git directory only what can make git run code (or load configuration that does).
+# Submodules (modules/**) and linked worktrees (worktrees/*) are git directories of their own.
 GIT_WATCHED = (
     "config",
     "config.worktree",
     "hooks",
     "info",
     "commondir",
-    "modules",
-    "worktrees",
     "rebase-merge",
     "rebase-apply",
     "sequencer",
@@ -59,6 +62,9 @@ class Snapshot:
     """Files of the user's protectedPaths watched with this snapshot."""
 
 
+_ALWAYS_KEPT = ("config", "config.worktree", "commondir", "hooks")
+
+
 def _git_subset(workspace: str, rel: str, snap: dict[str, Entry], budget: list[int]) -> None:
     here = entry_of(os.path.join(workspace, rel), budget)
     if here is None or here[0] != "dir":
@@ -66,9 +72,11 @@ def _git_subset(workspace: str, rel: str, snap: dict[str, Entry], budget: list[i
             snap[rel] = here
         return
     if os.path.basename(rel) == ".git":
-        snap[rel] = here  # a new one is removed whole; another directory's name is not its own
+        snap[rel] = here
+    unbudgeted = [1 << 62]  # config and hooks are kept whatever else the snapshot holds
     for name in GIT_WATCHED:
-        snap.update(walk(workspace, f"{rel}/{name}" if rel else name, budget))
+        spend = unbudgeted if name in _ALWAYS_KEPT else budget
+        snap.update(walk(workspace, f"{rel}/{name}" if rel else name, spend))
 
 
 def current_gitdirs(workspace: str) -> GitDirs:
@@ -77,13 +85,19 @@ def current_gitdirs(workspace: str) -> GitDirs:
     return index.git_dirs()
 
 
-def snapshot(workspace: str, gitdirs: GitDirs | None = None, extra: Iterable[str] = ()) -> Snapshot:
+def snapshot(
+    workspace: str,
+    gitdirs: GitDirs | None = None,
+    extra: Iterable[str] = (),
+    skip: frozenset[str] = frozenset(),
+) -> Snapshot:
     """The watched entries of ``workspace``; ``gitdirs``: its git directories (found now when
-    not given), ``extra``: files of the user's protected patterns."""
+    not given), ``extra``: files of the user's protected patterns; nothing at or below ``skip``
+    (new git directories, set aside on their own)."""
     found = gitdirs if gitdirs is not None else current_gitdirs(workspace)
     snap: dict[str, Entry] = {}
     budget = [KEPT_BYTES]
-    for rel in sorted(found.dirs):
+    for rel in sorted(found.dirs - skip):
         _git_subset(workspace, rel, snap, budget)
         if rel in found.layouts:
             head = entry_of(os.path.join(workspace, rel, "HEAD"), budget)
@@ -95,6 +109,8 @@ def snapshot(workspace: str, gitdirs: GitDirs | None = None, extra: Iterable[str
             snap[rel] = here
     for top in protected_in(workspace):
         name = os.path.basename(top)
+        if name in skip:
+            continue
         if name == ".git":
             _git_subset(workspace, name, snap, budget)
         else:
@@ -102,6 +118,8 @@ def snapshot(workspace: str, gitdirs: GitDirs | None = None, extra: Iterable[str
     kept = tuple(sorted(extra))
     for rel in kept:  # a file, or a directory with everything below it
         snap.update(walk(workspace, rel, budget))
+    if skip:
+        snap = {k: v for k, v in snap.items() if not any(_under(k, x) for x in skip)}
     return Snapshot(snap, found, kept)
 
 
@@ -138,13 +156,38 @@ def _under(rel: str, root: str) -> bool:
     return rel == root or rel.startswith(root + "/")
 
 
+def _set_aside(workspace: str, gitdir: str) -> list[str]:
+    """A git directory that was not there before: what could run code in it set aside."""
+    moved = []
+    for name in GIT_WATCHED:
+        aside = quarantine(workspace, f"{gitdir}/{name}" if gitdir else name)
+        if aside is not None:
+            moved.append(os.path.basename(aside))
+    return moved
+
+
 def _restore(
     workspace: str, before: Snapshot, after_found: GitDirs, after_extra: Iterable[str]
 ) -> list[str]:
-    found = merged(before.gitdirs, after_found)
-    after = snapshot(workspace, found, {*before.extra, *after_extra}).entries
-    old = before.entries
+    # new git directories git would use (a repository made or moved) are set aside, never
+    # deleted; a new ``.git`` that is no repository holds nothing to keep and is removed below
+    new_dirs = {
+        d
+        for d in after_found.dirs - before.gitdirs.dirs
+        if is_git_dir(os.path.join(workspace, d) if d else workspace)
+    }
     notes: list[str] = []
+    for gitdir in sorted(new_dirs, key=lambda d: d.count("/")):
+        moved = _set_aside(workspace, gitdir)
+        if moved:
+            notes.append(
+                f"{gitdir or '.'} (a git directory that was not there before: "
+                f"{', '.join(moved)} set aside, nothing deleted)"
+            )
+    found = merged(before.gitdirs, after_found)
+    skip = frozenset(new_dirs)
+    after = snapshot(workspace, found, {*before.extra, *after_extra}, skip).entries
+    old = before.entries
     # A protected tree that overflowed the walk: removed whole, then rebuilt from ``before``
     # (unless it was already too large before: then it cannot be verified, and is reported).
     for rel in [r for r, e in after.items() if e == OVERFLOW]:
@@ -154,6 +197,7 @@ def _restore(
         remove(workspace, rel)
         after = {k: v for k, v in after.items() if not _under(k, rel)}
     changed = sorted(p for p in set(old) | set(after) if not same(old.get(p), after.get(p)))
+    changed = [p for p in changed if not any(_under(p, x) for x in skip)]
     unverifiable = [r for r, e in old.items() if e == OVERFLOW]
     changed = [p for p in changed if not any(_under(p, r) for r in unverifiable)]
     # Below an entry that is new (or replaced by another kind), the removal of that entry covers
@@ -176,7 +220,8 @@ def _restore(
         and was[0] == "dir"
         and (after.get(rel) or ("",))[0] != "dir"
     ]
-    # 1. deepest first: remove what is new, or of another kind, or different
+    # 1. deepest first: remove what is new, or of another kind, or different; a changed file
+    # whose old content was not kept is set aside (never left as the command wrote it)
     for rel in sorted(changed, key=lambda p: p.count("/"), reverse=True):
         now = after.get(rel)
         if now is None:
@@ -185,7 +230,10 @@ def _restore(
         if was is not None and was[0] == "dir" and now[0] == "dir":
             continue  # a directory that is still one: only its children differ
         if was is not None and was[0] == "file" and was[2] is None and now[0] == "file":
-            continue  # too large to put back: reported, not removed
+            with contextlib.suppress(OSError):
+                aside = quarantine(workspace, rel)
+                notes.append(f"{rel} (too large to put back: set aside as {aside})")
+            continue
         with contextlib.suppress(OSError):
             remove(workspace, rel)
     # 2. shallowest first: put back what was there

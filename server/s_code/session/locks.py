@@ -1,11 +1,17 @@
-"""The session's one lock between commands and git: commands exclusive, git calls shared.
+"""The lock between commands and git: commands exclusive, git calls shared.
 
 A sandboxed command may write anything in the workspace, git's configuration included (tier 2
 puts it back after the run); a git call that overlaps it could read a filter or a hook the
 command planted for a moment. So a git call waits until no command runs, and a command waits
-until every git call ended; git calls among themselves, and reads, never wait. With a lock file
-(one per workspace, in the user's state directory, where no sandboxed command can reach), the
-same holds between sidecars: two editors on one workspace never overlap a command and a git call.
+until every git call ended; git calls among themselves, and reads, never wait.
+
+Within a session one readers-writer lock does it. Between sessions (two editors, the CLI) the lock
+is a file per directory, named after its real path, in the user's state directory (where no
+sandboxed command can reach it): a command holds its workspace's file exclusively; a git call
+holds shared the file of every directory from its git directories up to ``/``. A git call whose
+git directory lies inside a running command's workspace (the only place the command can write)
+so meets that command's file on its way up and waits, whatever folder each session opened; a
+command elsewhere does not hold it up. Files are taken in one order: no deadlock.
 """
 
 from __future__ import annotations
@@ -13,19 +19,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import hashlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 _POLL_S = 0.02
 
 
-class CommandGitLock:
-    """A readers-writer lock on the event loop: ``git()`` shared, ``command()`` exclusive,
-    first come first served (a waiting command holds off new git calls, so it is not starved)."""
+def lock_name(key: str) -> str:
+    digest = hashlib.sha256(os.path.realpath(key).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()[:32] + ".lock"
 
-    def __init__(self, lock_file: str | None = None) -> None:
-        self._file = lock_file
-        self._fd: int | None = None
+
+class CommandGitLock:
+    """``git(key)`` shared, ``command(keys)`` exclusive; first come first served in a session
+    (a waiting command holds off new git calls, so it is not starved)."""
+
+    def __init__(self, lock_dir: str | None = None) -> None:
+        self._dir = lock_dir
         self._cond: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._readers = 0
@@ -46,45 +57,55 @@ class CommandGitLock:
     def command_running(self) -> bool:
         return self._writer
 
-    async def _flock(self, mode: int) -> None:
-        """Take the cross-process lock (``LOCK_SH`` or ``LOCK_EX``), waiting without blocking
-        the loop; a cancel while waiting takes nothing."""
-        if self._file is None:
-            return
-        if self._fd is None:
-            os.makedirs(os.path.dirname(self._file), mode=0o700, exist_ok=True)
-            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-            self._fd = os.open(self._file, flags, 0o600)
-        while True:
-            try:
-                fcntl.flock(self._fd, mode | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                await asyncio.sleep(_POLL_S)
-
-    def _unflock(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+    async def _flock(self, keys: Iterable[str], mode: int) -> list[int]:
+        """The files of ``keys`` locked (``LOCK_SH`` or ``LOCK_EX``), in sorted order, waiting
+        without blocking the loop; on a cancel nothing stays locked."""
+        if self._dir is None:
+            return []
+        os.makedirs(self._dir, mode=0o700, exist_ok=True)
+        held: list[int] = []
+        try:
+            for name in sorted({lock_name(k) for k in keys}):  # one order for every caller
+                flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                fd = os.open(os.path.join(self._dir, name), flags, 0o600)
+                held.append(fd)
+                while True:
+                    try:
+                        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        await asyncio.sleep(_POLL_S)
+        except BaseException:
+            _release(held)
+            raise
+        return held
 
     @contextlib.asynccontextmanager
     async def git(self) -> AsyncIterator[None]:
+        """A git call, within this session (see :meth:`git_dirs` for the others)."""
         cond = self._condition()
         async with cond:
             await cond.wait_for(lambda: not self._writer and not self._writers_waiting)
-            if self._readers == 0:  # the first reader takes the shared lock for all of them,
-                await self._flock(fcntl.LOCK_SH)  # holding cond: the others wait until it is
             self._readers += 1
         try:
             yield
         finally:
             async with cond:
                 self._readers -= 1
-                if self._readers == 0:
-                    self._unflock()
                 cond.notify_all()
 
     @contextlib.asynccontextmanager
-    async def command(self) -> AsyncIterator[None]:
+    async def git_dirs(self, *git_dirs: str) -> AsyncIterator[None]:
+        """Between sessions: no command whose workspace holds one of ``git_dirs`` runs."""
+        held = await self._flock(_ancestors(git_dirs), fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            _release(held)
+
+    @contextlib.asynccontextmanager
+    async def command(self, workspace: str | None = None) -> AsyncIterator[None]:
+        """A command that can write ``workspace``."""
         cond = self._condition()
         async with cond:
             self._writers_waiting += 1
@@ -94,16 +115,34 @@ class CommandGitLock:
                 self._writers_waiting -= 1
                 cond.notify_all()  # a cancelled wait must not hold off the git calls
             self._writer = True
+        held: list[int] = []
         try:
-            await self._flock(fcntl.LOCK_EX)
+            held = await self._flock([workspace] if workspace else [], fcntl.LOCK_EX)
             yield
         finally:
+            _release(held)
             async with cond:
-                self._unflock()
                 self._writer = False
                 cond.notify_all()
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        return None
+
+
+def _ancestors(paths: Iterable[str]) -> set[str]:
+    found: set[str] = set()
+    for path in paths:
+        current = os.path.realpath(path)
+        while current not in found:
+            found.add(current)
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+    return found
+
+
+def _release(held: list[int]) -> None:
+    for fd in held:
+        with contextlib.suppress(OSError):
+            os.close(fd)  # closing the file releases its lock

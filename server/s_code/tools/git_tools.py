@@ -10,6 +10,8 @@ name and results use the same spelling.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Literal
 
 from pydantic import Field
@@ -60,12 +62,36 @@ class _Target:
     ) -> _Target:
         return await asyncio.to_thread(cls, session, paths, field, blamed=blamed)
 
+    @property
+    def dirs(self) -> tuple[str, str, str]:
+        return (self.repo.git_dir, self.repo.common_dir, self.repo.work_tree)
+
     def show(self, path: str | None) -> str | None:
         """A folder-relative path as the client spells it (folder name first when multi-root)."""
         if path is None:
             return None
         parts = tuple(p for p in path.split("/") if p)
         return self.session.folders.display(self.root, parts)
+
+
+@contextlib.asynccontextmanager
+async def _aimed(
+    session: Session, paths: list[str], field: str = "paths", *, blamed: bool = False
+) -> AsyncIterator[_Target]:
+    """The call's target, found and used while no command that could change it runs: none of
+    this session (the session lock), and none of another session whose workspace holds the
+    repository (the lock files, taken once the repository is known; found again under them, and
+    once more if a command moved it in between)."""
+    async with session.lock.git():  # never while a command runs
+        target = await _Target.find(session, paths, field, blamed=blamed)
+        for _ in range(3):
+            async with session.lock.git_dirs(*target.dirs):
+                again = await _Target.find(session, paths, field, blamed=blamed)
+                if again.dirs == target.dirs:
+                    yield again
+                    return
+                target = again
+        raise invalid_params("the repository moved while the call started; try again", field)
 
 
 # -- git_status ------------------------------------------------------------------------------------
@@ -101,8 +127,7 @@ class GitStatusResult(Result):
 
 
 async def _git_status(session: Session, args: GitStatusArgs) -> GitStatusResult:
-    async with session.lock.git():  # never while a command runs
-        t = await _Target.find(session, [args.path], "path")
+    async with _aimed(session, [args.path], "path") as t:
         answer = await operations.status(
             t.repo,
             t.roots,
@@ -218,8 +243,7 @@ async def _git_diff(session: Session, args: GitDiffArgs) -> GitDiffResult:
     if args.staged and len(revisions) > 1:
         raise invalid_params("staged compares the index with one base revision", "target")
     options = gitargs.options(args.options, "diff")
-    async with session.lock.git():  # never while a command runs
-        t = await _Target.find(session, list(args.paths))
+    async with _aimed(session, list(args.paths)) as t:
         answer = await operations.diff(
             t.repo,
             t.roots,
@@ -269,8 +293,7 @@ async def _git_log(session: Session, args: GitLogArgs) -> GitLogResult:
     if args.until is not None:
         filters.append("--until=" + gitargs.date_value(args.until, "until"))
     options = gitargs.options(args.options, "log")
-    async with session.lock.git():  # never while a command runs
-        t = await _Target.find(session, list(args.paths))
+    async with _aimed(session, list(args.paths)) as t:
         answer = await operations.log(
             t.repo,
             t.roots,
@@ -304,8 +327,7 @@ class GitShowResult(Result):
 async def _git_show(session: Session, args: GitShowArgs) -> GitShowResult:
     revision = gitargs.revision(args.revision, "revision")
     options = gitargs.options(args.options, "show")
-    async with session.lock.git():  # never while a command runs
-        t = await _Target.find(session, list(args.paths))
+    async with _aimed(session, list(args.paths)) as t:
         answer = await operations.show(
             t.repo,
             t.roots,
@@ -362,8 +384,7 @@ async def _git_blame(session: Session, args: GitBlameArgs) -> GitBlameResult:
     options = gitargs.options(args.options, "blame")
     if not session.folders.locate(args.path).parts:
         raise invalid_params("path must name a file", "path")
-    async with session.lock.git():  # never while a command runs
-        t = await _Target.find(session, [args.path], "path", blamed=revision is None)
+    async with _aimed(session, [args.path], "path", blamed=revision is None) as t:
         answer = await operations.blame(
             t.repo,
             t.roots,

@@ -8,7 +8,6 @@ bridge, the approver and the notifier.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from typing import Any
@@ -37,11 +36,6 @@ def _open_store(folders: Folders) -> WorkspaceStore | None:
     except Exception as exc:  # the session still serves reads without persistence
         log.error("could not open the state store: %s", exc)
         return None
-
-
-def _lock_file(workspace: str) -> str:
-    digest = hashlib.sha256(workspace.encode("utf-8", "surrogateescape")).hexdigest()[:24]
-    return os.path.join(state_dir(), "locks", f"{digest}.lock")
 
 
 def default_tools() -> ToolTable:
@@ -80,8 +74,8 @@ def open_session(
     if session.store is not None:
         plan = session.store.get("plan")  # update_plan's, kept across a restart
         session.plan = plan if isinstance(plan, dict) else None
-    if store:  # between sidecars on one workspace too (a file only the user can reach)
-        session.lock = CommandGitLock(_lock_file(opened.primary.real_path))
+    # between sessions too (the CLI's included): files in the user's state directory
+    session.lock = CommandGitLock(os.path.join(state_dir(), "locks"))
     recover_interrupted(session)
     restore_interrupted(session)
     return session

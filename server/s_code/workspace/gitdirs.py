@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 GIT_LAYOUT = frozenset({"HEAD", "objects", "refs"})
 MAX_GITFILE_BYTES = 4096
+MAX_INNER_DIRS = 10_000  # directories looked through below git directories for modules
 RECENT_NS = 200_000_000  # 0.2 s: far beyond any file system's timestamp granularity
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -41,8 +42,10 @@ class DirState:
     """Every entry name (file, directory, link): for the user's protected patterns."""
     dot_git: str | None
     """The kind of a ``.git`` entry here: ``dir``, ``file``, ``link``, ``other``, or None."""
-    layout: bool
-    """This directory is itself laid out as a git directory (HEAD, objects/, refs/)."""
+    has_head: bool
+    """It holds a ``HEAD``: whether git takes it for a git directory is decided when asked
+    (:func:`is_git_dir`, which follows links and ``commondir``: what they point to may change
+    without this directory changing)."""
 
 
 @dataclass
@@ -67,11 +70,13 @@ def _kind(mode: int) -> str:
     return "other"
 
 
-def read_small(path: str, limit: int = MAX_GITFILE_BYTES) -> bytes | None:
-    """A small regular file's bytes, or None: opened non-blocking and without following a link
-    (a FIFO or a device named ``.git`` or ``commondir`` cannot hold the caller)."""
+def read_small(path: str, limit: int = MAX_GITFILE_BYTES, *, follow: bool = False) -> bytes | None:
+    """A small regular file's bytes, or None: opened non-blocking (a FIFO or a device named
+    ``.git`` or ``commondir`` cannot hold the caller), following a link only when ``follow``
+    (as git does for ``commondir``)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, flags if follow else flags | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
@@ -82,6 +87,31 @@ def read_small(path: str, limit: int = MAX_GITFILE_BYTES) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def is_git_dir(path: str) -> bool:
+    """git's own test (``is_git_directory``): a ``HEAD`` file or link, and ``objects/`` and
+    ``refs/`` in the common directory (``commondir`` names it; else the directory itself), links
+    followed as git follows them. Any HEAD counts (git also checks its content: a superset is the
+    safe side)."""
+    try:
+        head = os.lstat(os.path.join(path, "HEAD"))
+    except OSError:
+        return False
+    if not (stat.S_ISREG(head.st_mode) or stat.S_ISLNK(head.st_mode)):
+        return False
+    common = common_dir(path) or path
+    return os.path.isdir(os.path.join(common, "objects")) and os.path.isdir(
+        os.path.join(common, "refs")
+    )
+
+
+def common_dir(path: str) -> str | None:
+    """Where ``path/commondir`` points (followed as git follows it), or None."""
+    raw = read_small(os.path.join(path, "commondir"), follow=True)
+    if raw is None:
+        return None
+    return os.path.normpath(os.path.join(path, raw.decode("utf-8", "replace").strip()))
 
 
 def _inside(path: str, top: str) -> bool:
@@ -124,13 +154,13 @@ class TreeIndex:
         finally:
             os.close(fd)
         self.listed += 1
-        layout = "HEAD" in names and {"objects", "refs"} <= dirs_here
-        if layout:  # a git directory's objects and refs are data, and can be huge
+        has_head = "HEAD" in names
+        if has_head and {"objects", "refs"} <= dirs_here:  # objects and refs: data, huge
             dirs_here -= {"objects", "refs"}
         if st.st_ctime_ns >= now_ns - RECENT_NS:
             self._recent.add(rel)
         return DirState(
-            st.st_ino, st.st_ctime_ns, tuple(sorted(dirs_here)), frozenset(names), dot_git, layout
+            st.st_ino, st.st_ctime_ns, tuple(sorted(dirs_here)), frozenset(names), dot_git, has_head
         )
 
     def _walk(self, start: str, now_ns: int) -> None:
@@ -144,10 +174,15 @@ class TreeIndex:
             stack.extend(f"{rel}/{s}" if rel else s for s in state.subdirs)
 
     def _drop(self, rel: str) -> None:
-        prefix = rel + "/"
-        for key in [k for k in self.dirs if k == rel or k.startswith(prefix)]:
-            del self.dirs[key]
+        """Forget ``rel`` and what the index holds below it: a walk of that subtree alone (the
+        cost of a removal is the size of what was removed, never of the whole index)."""
+        stack = [rel]
+        while stack:
+            key = stack.pop()
+            state = self.dirs.pop(key, None)
             self._recent.discard(key)
+            if state is not None:
+                stack.extend(f"{key}/{s}" if key else s for s in state.subdirs)
 
     def refresh(self) -> None:
         """Bring the index up to date with the tree (a full walk the first time)."""
@@ -195,8 +230,9 @@ class TreeIndex:
         """Every git directory and ``.git`` entry the index holds, with the targets of ``.git``
         files and ``commondir`` links that lie inside the workspace."""
         found = GitDirs()
+        budget = [MAX_INNER_DIRS]
         for rel, state in self.dirs.items():
-            if state.layout:
+            if state.has_head and is_git_dir(self._abs(rel)):
                 found.dirs.add(rel)
                 found.layouts.add(rel)
                 self._add_common(rel, found)
@@ -213,6 +249,8 @@ class TreeIndex:
                 if target is not None:
                     found.dirs.add(target)
                     self._add_common(target, found)
+        for gitdir in list(found.dirs):
+            self._inner(gitdir, found, budget)
         return found
 
     def matching(self, match: Callable[[str, bool], bool]) -> list[str]:
@@ -231,6 +269,27 @@ class TreeIndex:
                     found.add(path)
         return sorted(found)
 
+    def _inner(self, gitdir: str, found: GitDirs, budget: list[int]) -> None:
+        """The git directories inside one: submodules (``modules/**``) and linked worktrees
+        (``worktrees/*``), each watched as its own (their objects are never walked)."""
+        stack = [f"{gitdir}/{name}" for name in ("modules", "worktrees")]
+        while stack and budget[0] > 0:
+            rel = stack.pop()
+            budget[0] -= 1
+            path = self._abs(rel)
+            try:
+                names = os.listdir(path)
+            except OSError:
+                continue
+            if rel.rsplit("/", 1)[-1] not in ("modules", "worktrees") and is_git_dir(path):
+                found.dirs.add(rel)
+                stack += [f"{rel}/modules"]
+                continue
+            for name in names:
+                child = f"{rel}/{name}"
+                if os.path.isdir(self._abs(child)) and not os.path.islink(self._abs(child)):
+                    stack.append(child)
+
     def _rel(self, path: str) -> str | None:
         real = os.path.realpath(path)
         if not _inside(real, self.workspace):
@@ -248,9 +307,7 @@ class TreeIndex:
         return self._rel(os.path.join(self._abs(rel), text[len("gitdir:") :].strip()))
 
     def _add_common(self, gitdir: str, found: GitDirs) -> None:
-        raw = read_small(os.path.join(self._abs(gitdir), "commondir"))
-        if raw is None:
-            return
-        common = self._rel(os.path.join(self._abs(gitdir), raw.decode("utf-8", "replace").strip()))
+        target = common_dir(self._abs(gitdir))
+        common = self._rel(target) if target is not None else None
         if common is not None and common not in found.dirs:
             found.dirs.add(common)

@@ -9,11 +9,11 @@ agent sends can remove a rule.
 from __future__ import annotations
 
 import os
-import stat
 import unicodedata
 from collections.abc import Iterable
 
 from s_code.protocol.errors import ErrorKind, SCodeError
+from s_code.workspace.gitdirs import is_git_dir
 from s_code.workspace.root import WorkspaceRoot
 
 # A component with one of these names protects everything below it.
@@ -70,57 +70,49 @@ def protected_in(workspace: str) -> tuple[str, ...]:
     return tuple(os.path.join(workspace, n) for n in names)
 
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 GIT_LAYOUT = ("HEAD", "objects", "refs")
 
 
 class GitLayouts:
     """Within one batch of edits: is a path inside a git directory, or would the batch make a
-    directory into one? Git opens a directory holding ``HEAD``, ``objects/`` and ``refs/`` as a
-    repository (a ``gitdir:`` target, a bare layout, a nested repository's ``.git``), config and
+    directory into one? Git takes a directory holding ``HEAD`` and, in it or in the directory its
+    ``commondir`` names, ``objects/`` and ``refs/`` (links followed) for a repository, config and
     hooks included, so none is written by the agent, and none may be assembled by it."""
 
     def __init__(self) -> None:
-        self._members: dict[tuple[int, tuple[str, ...]], frozenset[str]] = {}
+        self._known: dict[str, bool] = {}
 
-    def members(self, root: WorkspaceRoot, parts: tuple[str, ...]) -> frozenset[str]:
-        """Which of HEAD (a file or link), objects/ and refs/ (directories) ``parts`` holds."""
-        key = (id(root), parts)
-        found = self._members.get(key)
-        if found is not None:
-            return found
-        have: set[str] = set()
-        try:
-            with root.opened(parts, _DIR_FLAGS) as fd:
-                for name in GIT_LAYOUT:
-                    try:
-                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if (name == "HEAD") != stat.S_ISDIR(st.st_mode):
-                        have.add(name)
-        except SCodeError:
-            pass  # not a directory (yet): it holds nothing
-        self._members[key] = found = frozenset(have)
+    def _is_git_dir(self, path: str) -> bool:
+        found = self._known.get(path)
+        if found is None:
+            found = self._known[path] = is_git_dir(path)
         return found
 
     def inside(self, root: WorkspaceRoot, parts: tuple[str, ...]) -> str | None:
         """The git directory ``parts`` lies in, if any (the folder itself included)."""
         for i in range(len(parts)):
-            if len(self.members(root, parts[:i])) == len(GIT_LAYOUT):
+            if self._is_git_dir(os.path.join(root.real_path, *parts[:i])):
                 return "/".join(parts[:i]) or "."
         return None
 
     def completed(self, root: WorkspaceRoot, created: list[tuple[str, ...]]) -> str | None:
-        """A directory that new files would lay out as a git directory, if any."""
-        candidates: dict[tuple[str, ...], set[str]] = {}
+        """A directory that new files would make a git directory, if any: one that would hold a
+        ``HEAD`` and either a ``commondir`` or ``objects/`` and ``refs/`` (new or already
+        there)."""
+        adding: dict[tuple[str, ...], set[str]] = {}
         for parts in created:
-            for i in range(len(parts)):
-                name = parts[i]
+            for i, name in enumerate(parts):
                 last = i == len(parts) - 1
-                if (name in ("objects", "refs") and not last) or (name == "HEAD" and last):
-                    candidates.setdefault(parts[:i], set()).add(name)
-        for directory, adding in candidates.items():
-            if adding | self.members(root, directory) >= set(GIT_LAYOUT):
+                if (name in ("objects", "refs") and not last) or (
+                    name in ("HEAD", "commondir") and last
+                ):
+                    adding.setdefault(parts[:i], set()).add(name)
+        for directory, names in adding.items():
+            path = os.path.join(root.real_path, *directory)
+            have = {n for n in GIT_LAYOUT if os.path.lexists(os.path.join(path, n))}
+            if os.path.lexists(os.path.join(path, "commondir")):
+                have.add("commondir")
+            after = names | have
+            if "HEAD" in after and ("commondir" in after or {"objects", "refs"} <= after):
                 return "/".join(directory) or "."
         return None
