@@ -42,7 +42,7 @@ def test_s21_the_limits_are_in_the_card(box: Box) -> None:
     text = document(card)
     for name in ("processes", "memory", "file size", "disk", "time"):
         assert f"Limit on {name}:" in text, name
-    assert "1024 at once" in text
+    assert "4096 processes and threads at once" in text
 
 
 def test_s21_a_fork_bomb_is_stopped(box: Box, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -120,13 +120,19 @@ def _inside(path: str, root: str) -> bool:
 
 
 def refuse_unsafe_workspace(workspace: str) -> None:
-    """A workspace that holds the user's home, the sandbox's own helper or its caches cannot be
-    sandboxed: everything writable in it would include what the sandbox relies on."""
+    """A workspace that holds the user's home, s-code's state or configuration, the sandbox's own
+    helper or its caches cannot be sandboxed: everything writable in it would include what the
+    sandbox relies on."""
+    from s_code.hostproc.config import user_dir
     from s_code.sandbox.launcher import cache_dir
+    from s_code.state.store import state_dir
 
     home = os.path.realpath(os.path.expanduser("~"))
     held = {
         "your home directory": home,
+        # approvals, trust, the snapshots a restart puts back: a command must not forge them
+        "s-code's state": os.path.realpath(state_dir()),
+        "s-code's configuration (host processes)": os.path.realpath(user_dir()),
         "the sandbox's exec helper": os.path.realpath(cache_dir()),
         "the dependency caches": os.path.realpath(caches.cache_root(Path(workspace))),
         # a command must not rewrite the code the sidecar runs next time it starts

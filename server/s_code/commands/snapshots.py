@@ -103,10 +103,12 @@ def restore_interrupted(session: Session) -> list[str]:
         (store.id,),
     )
     changed: list[str] = []
+    roots = [r.real_path for r in session.folders.roots]
     for row_id, root, pid, boot, data in rows:
         if not _dead(int(pid), str(boot)):
             continue  # another sidecar's command is running
-        if os.path.isdir(root):
+        ours = any(root == r or root.startswith(r.rstrip("/") + "/") for r in roots)
+        if ours and os.path.isdir(root):  # never a directory outside the folders opened
             try:
                 found = watch.changed_and_restore(root, decode(bytes(data)))
             except Exception:

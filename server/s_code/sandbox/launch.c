@@ -19,11 +19,20 @@
  * supervised (its whole tree dies with it, and with the sidecar).
  *
  * Limits: --max-file-size is RLIMIT_FSIZE. The others are watched by the supervisor (--reap)
- * every 50 ms over the whole process tree, which rlimits cannot do (RLIMIT_NPROC counts every
- * process of the user, and is not enforced at all for root): more than --max-procs processes,
- * more than --max-rss resident bytes together, or a --disk file system left with less than a
- * tenth of the space free when the command started, and the whole tree is killed (exit 137,
- * with a line "s-code-launch: stopped: ..." on stderr).
+ * every 50 ms by the clock (a stream of signals does not put a look off) over the whole process
+ * tree, which rlimits cannot do (RLIMIT_NPROC counts every process of the user, and is not
+ * enforced at all for root): more than --max-procs tasks (processes and their threads), more than
+ * --max-rss bytes of memory together (resident anonymous and shared pages of each process, and,
+ * every half second, the size of every memory file -- memfd -- one of them holds open), or a --disk
+ * file system left with less than a tenth of the space free when the command started, and the
+ * whole tree is killed (exit 137, with a line "s-code-launch: stopped: ..." on stderr).
+ *
+ * The command runs in a process group of its own, and the tree is killed by group first: one
+ * kill(2) the kernel makes atomic with fork(2), so processes that fork and exit in a loop cannot
+ * outrun it the way they outrun kills by pid. (Tier 2's seccomp program makes setsid and setpgid
+ * do nothing, so no process leaves the group; tier 1's PID namespace needs no such rule.) Then
+ * kills by pid from /proc, for anything that left the group, until none is left or a bounded time
+ * has passed.
  *
  * Exit status: the command's, or 128+signal; 125 when the helper itself failed (a one-line reason on
  * stderr, starting "s-code-launch:"), 126 when the command cannot be executed, 127 when not found.
@@ -273,12 +282,13 @@ static void confine_and_exec(const struct options *o) {
 struct tree {
     pid_t *pids;
     int n, cap;
-    unsigned long long rss_pages;
+    long tasks;                   /* processes and their threads */
+    unsigned long long mem_bytes; /* anonymous and shared resident memory */
 };
 
 struct proc_row {
     pid_t pid, ppid;
-    long rss;
+    long rss, threads;
 };
 
 static int read_stat(long pid, struct proc_row *row) {
@@ -296,39 +306,96 @@ static int read_stat(long pid, struct proc_row *row) {
     if (!p)
         return 0;
     char state;
-    long ppid, rss = 0;
-    /* after the name: state(3) ppid(4) ... rss(24) */
-    if (sscanf(p + 1, " %c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+    long ppid, threads = 1, rss = 0;
+    /* after the name: state(3) ppid(4) ... num_threads(20) ... rss(24) */
+    if (sscanf(p + 1, " %c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld "
                       "%*d %*u %*u %ld",
-               &state, &ppid, &rss) < 2)
+               &state, &ppid, &threads, &rss) < 2)
         return 0;
     if (state == 'Z') /* a zombie holds no memory and is reaped by its parent (or by us) */
         rss = 0;
     row->pid = (pid_t)pid;
     row->ppid = (pid_t)ppid;
     row->rss = rss;
+    row->threads = threads > 0 ? threads : 1;
     return 1;
 }
 
-/* Resident pages not shared with files (libraries, the executable): what a memory hog grows, and
- * what forked processes do not count twice for their shared code. */
-static unsigned long long private_pages(pid_t pid, long rss) {
+/* Resident memory not backed by a file on disk (RssAnon + RssShmem): what a memory hog grows,
+ * whether private (a heap) or shared (MAP_SHARED|MAP_ANONYMOUS, a memfd or tmpfs file mapped);
+ * libraries and the executable are left out, so forked processes do not count their code twice. */
+static unsigned long long memory_bytes(pid_t pid, long rss) {
     if (rss <= 0)
         return 0;
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    unsigned long long fallback = (unsigned long long)rss * (unsigned long long)sysconf(_SC_PAGESIZE);
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return (unsigned long long)rss;
+        return fallback;
     ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
-    unsigned long long size, resident, shared;
     if (n <= 0)
-        return (unsigned long long)rss;
+        return fallback;
     buf[n] = '\0';
-    if (sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3 || shared > resident)
-        return (unsigned long long)rss;
-    return resident - shared;
+    unsigned long long kib = 0, v;
+    int found = 0;
+    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (sscanf(line, "RssAnon: %llu", &v) == 1 || sscanf(line, "RssShmem: %llu", &v) == 1) {
+            kib += v;
+            found++;
+        }
+    }
+    return found ? kib << 10 : fallback;
+}
+
+/* The bytes held in memory files (memfd_create) the tree has open, each counted once: written
+ * with write(2) and never mapped, they are in no process's resident memory. */
+struct file_id {
+    dev_t dev;
+    ino_t ino;
+};
+
+static unsigned long long memfd_bytes(const struct tree *t) {
+    static struct file_id *seen;
+    static int seen_cap;
+    int n_seen = 0;
+    unsigned long long total = 0;
+    for (int i = 0; i < t->n; i++) {
+        char dir_path[64];
+        snprintf(dir_path, sizeof dir_path, "/proc/%d/fd", (int)t->pids[i]);
+        DIR *d = opendir(dir_path);
+        if (!d)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.')
+                continue;
+            char link[96], target[64];
+            snprintf(link, sizeof link, "%s/%s", dir_path, e->d_name);
+            ssize_t len = readlink(link, target, sizeof target - 1);
+            if (len < 7 || strncmp(target, "/memfd:", 7) != 0)
+                continue;
+            struct stat st;
+            if (stat(link, &st) != 0)
+                continue;
+            int dup = 0;
+            for (int k = 0; k < n_seen && !dup; k++)
+                dup = seen[k].dev == st.st_dev && seen[k].ino == st.st_ino;
+            if (dup)
+                continue;
+            if (n_seen == seen_cap) {
+                seen_cap = seen_cap ? seen_cap * 2 : 64;
+                seen = realloc(seen, (size_t)seen_cap * sizeof *seen);
+                if (!seen)
+                    die("out of memory", 0);
+            }
+            seen[n_seen++] = (struct file_id){st.st_dev, st.st_ino};
+            total += (unsigned long long)st.st_blocks * 512ULL;
+        }
+        closedir(d);
+    }
+    return total;
 }
 
 static void scan_tree(pid_t self, struct tree *t) {
@@ -336,7 +403,8 @@ static void scan_tree(pid_t self, struct tree *t) {
     static int rows_cap;
     int n = 0;
     t->n = 0;
-    t->rss_pages = 0;
+    t->tasks = 0;
+    t->mem_bytes = 0;
     DIR *proc = opendir("/proc");
     if (!proc)
         return;
@@ -378,26 +446,45 @@ static void scan_tree(pid_t self, struct tree *t) {
                 continue;
             mark[rows[i].pid] = 1;
             t->pids[t->n++] = rows[i].pid;
-            t->rss_pages += private_pages(rows[i].pid, rows[i].rss);
+            t->tasks += rows[i].threads;
+            t->mem_bytes += memory_bytes(rows[i].pid, rows[i].rss);
             grew = 1;
         }
     }
     free(mark);
 }
 
-/* Kill every process of the tree, again and again until none is left (a process that forks
- * while its siblings are being killed is caught by the next pass). */
-static void kill_tree(pid_t self, struct tree *t) {
-    for (int round = 0; round < 1000; round++) {
+static double seconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+static void reap_all(void) {
+    int st;
+    while (waitpid(-1, &st, WNOHANG) > 0) {
+    }
+}
+
+/* Kill the command's process group (atomic with fork), then every process left in the tree, again
+ * and again until none is left (a process that forks while its siblings are being killed is caught
+ * by the next pass), for at most ten seconds. Returns whether the tree is gone. */
+static int kill_tree(pid_t self, pid_t group, struct tree *t) {
+    double until = seconds() + 10.0;
+    if (group > 0)
+        while (kill(-group, SIGKILL) == 0 && seconds() < until)
+            reap_all(); /* until no member of the group is left (ESRCH) */
+    while (seconds() < until) {
+        reap_all();
         scan_tree(self, t);
         if (t->n == 0)
-            return;
+            return 1;
         for (int i = 0; i < t->n; i++)
             kill(t->pids[i], SIGKILL);
-        int st;
-        while (waitpid(-1, &st, WNOHANG) > 0) {
-        }
+        if (group > 0)
+            kill(-group, SIGKILL);
     }
+    return 0;
 }
 
 static unsigned long long free_bytes(const char *path) {
@@ -410,13 +497,17 @@ static unsigned long long free_bytes(const char *path) {
 /* Why the command must stop now, or NULL: too many processes, too much memory, or a file system
  * that lost nine tenths of the space that was free when the command started. */
 static const char *over_limit(const struct options *o, pid_t self, struct tree *t,
-                              const unsigned long long *floor, char *why, size_t size) {
+                              const unsigned long long *floor, int look_at_files, char *why,
+                              size_t size) {
+    static unsigned long long in_files; /* memory files: looked at every half second */
     scan_tree(self, t);
-    if (o->max_procs > 0 && t->n > o->max_procs) {
-        snprintf(why, size, "more than %ld processes", o->max_procs);
+    if (o->max_procs > 0 && t->tasks > o->max_procs) {
+        snprintf(why, size, "more than %ld processes and threads", o->max_procs);
         return why;
     }
-    unsigned long long rss = t->rss_pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+    if (look_at_files && o->max_rss > 0)
+        in_files = memfd_bytes(t);
+    unsigned long long rss = t->mem_bytes + in_files;
     if (o->max_rss > 0 && rss > o->max_rss) {
         snprintf(why, size, "more than %llu MiB of memory", o->max_rss >> 20);
         return why;
@@ -455,28 +546,35 @@ static int supervise(const struct options *o) {
     if (main_pid < 0)
         die("fork", errno);
     if (main_pid == 0) {
+        setpgid(0, 0); /* a group of its own: killed at once (see above) */
         sigprocmask(SIG_SETMASK, &old, NULL);
         confine_and_exec(o);
     }
+    setpgid(main_pid, main_pid); /* either of the two calls wins the race with the exec */
     pid_t self = getpid();
     struct tree t = {0};
     char why[256];
-    int status = 0, done = 0;
-    struct timespec tick = {0, 50 * 1000 * 1000}; /* 50 ms between looks at the limits */
+    int status = 0, done = 0, looks = 0;
+    const double every = 0.05; /* seconds between looks at the limits */
+    double next_look = seconds() + every;
     while (!done) {
         siginfo_t info;
+        double wait_s = next_look - seconds();
+        if (wait_s < 0)
+            wait_s = 0;
+        struct timespec tick = {(time_t)wait_s, (long)((wait_s - (double)(time_t)wait_s) * 1e9)};
         int sig = watching ? sigtimedwait(&set, &info, &tick) : sigwaitinfo(&set, &info);
-        if (sig < 0) {
-            if (errno == EAGAIN && over_limit(o, self, &t, floor, why, sizeof why)) {
+        if (watching && seconds() >= next_look) { /* by the clock, signals or not */
+            next_look = seconds() + every;
+            if (over_limit(o, self, &t, floor, looks++ % 10 == 0, why, sizeof why)) {
                 fprintf(stderr, "\ns-code-launch: stopped: %s\n", why);
-                kill_tree(self, &t);
                 status = 137;
                 break;
             }
-            continue;
         }
+        if (sig < 0)
+            continue;
         if (sig != SIGCHLD) {
-            kill(main_pid, SIGKILL);
             status = 128 + sig;
             break;
         }
@@ -490,10 +588,9 @@ static int supervise(const struct options *o) {
         }
     }
     /* Nothing outlives the command: orphans were reparented here; kill and reap until none. */
-    kill_tree(self, &t);
-    int st;
-    while (waitpid(-1, &st, 0) > 0) {
-    }
+    if (!kill_tree(self, main_pid, &t))
+        fprintf(stderr, "\ns-code-launch: processes of the command could not all be stopped\n");
+    reap_all();
     return status;
 }
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-MAX_PROCESSES = 1024
+MAX_TASKS = 4096  # processes and threads: a parallel build on many cores, far from pid_max
 MAX_FILE_SIZE = 8 << 30
 TMPFS_SIZE = 512 << 20
 
@@ -49,14 +49,17 @@ class Limits:
     def shown(self, tier: int) -> dict[str, str]:
         gib = 1 << 30
         shown = {
-            "processes": f"{self.processes} at once (the whole command), then it is stopped",
-            "memory": f"{self.memory / gib:.1f} GiB resident (the whole command), then stopped",
+            "processes": f"{self.processes} processes and threads at once (the whole command), "
+            "then it is stopped",
+            "memory": f"{self.memory / gib:.1f} GiB (the whole command: resident memory and "
+            "memory files), then stopped",
             "file size": f"{self.file_size // gib} GiB per file",
             "disk": "stopped when less than a tenth of the space free at its start is left",
             "time": "the call's timeout_ms (120 s unless asked)",
         }
         if tier == 1:
-            shown["in-memory folders"] = f"{self.tmpfs >> 20} MiB each (/var/tmp, /run, home)"
+            where = "/var/tmp, /run, /dev/shm, home"
+            shown["in-memory folders"] = f"{self.tmpfs >> 20} MiB each ({where})"
         return shown
 
 
@@ -64,4 +67,4 @@ def for_command(workspace: str, cache_root: str) -> Limits:
     disks = [workspace]
     if os.stat(cache_root).st_dev != os.stat(workspace).st_dev:
         disks.append(cache_root)
-    return Limits(MAX_PROCESSES, _ram() // 2, MAX_FILE_SIZE, TMPFS_SIZE, tuple(disks))
+    return Limits(MAX_TASKS, _ram() // 2, MAX_FILE_SIZE, TMPFS_SIZE, tuple(disks))

@@ -80,14 +80,33 @@ def _pump(
 
 
 def kill_tree(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the helper (it kills and reaps every descendant), then SIGKILL the whole group."""
+    """SIGTERM the helper (it kills and reaps every descendant); if it has not ended after the
+    grace, SIGKILL its group and the groups of its children (the command has one of its own)."""
     with contextlib.suppress(ProcessLookupError):
         proc.send_signal(signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=_KILL_GRACE_S)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    groups = {proc.pid, *(_child_groups(proc.pid) if proc.returncode is None else ())}
+    for group in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
     proc.wait()
+
+
+def _child_groups(parent: int) -> set[int]:
+    """The process groups of ``parent``'s children, from /proc."""
+    groups: set[int] = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[1]) == parent:
+            groups.add(int(fields[2]))
+    return groups
 
 
 async def run(

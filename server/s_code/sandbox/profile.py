@@ -21,7 +21,9 @@ from s_code.workspace.protected import PROTECTED_DIRS, protected_in
 LABELS = {1: "bubblewrap+landlock+seccomp", 2: "landlock+seccomp", 3: "unsandboxed"}
 # Device nodes a build may write; everything else under /dev is read-only or absent.
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
-DEVICES_TIER1 = ("/dev",)  # bubblewrap's minimal /dev holds only harmless nodes
+# Tier 1: bubblewrap's minimal /dev is a tmpfs of half the RAM; only its nodes, its own pty
+# instance and a sized /dev/shm are writable.
+DEVICES_TIER1 = (*DEVICES, "/dev/pts", "/dev/shm")
 ENV_ALLOWED = (
     "PATH",
     "USER",
@@ -70,6 +72,11 @@ def not_prevented(tier: int) -> tuple[str, ...]:
         return (
             "changing the permissions, owner or times of your files outside the workspace "
             "(chmod, chown, touch): Landlock does not cover file attributes",
+            "reading the command lines of your other programs (/proc/PID/cmdline): a secret "
+            "passed as an argument elsewhere is visible to it",
+            "changing the repository's git configuration and hooks while it runs: they are put "
+            "back after it, but a git you or your editor run meanwhile (a shell prompt, the "
+            "source control view) reads them and may run what they name",
         )
     return ()
 
@@ -186,6 +193,7 @@ def bwrap_args(profile: Profile, helper: str, seccomp: str) -> tuple[list[str], 
     bwrap = bwrap_binary() or "bwrap"
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     size = str(profile.limits.tmpfs if profile.limits is not None else TMPFS_SIZE)
+    args += ["--size", size, "--tmpfs", "/dev/shm"]
     for path in profile.hidden:
         args += ["--size", size, "--tmpfs", path]
     args += ["--bind", profile.private_tmp, "/tmp"]

@@ -71,7 +71,12 @@ _CHMODS: tuple[tuple[str | int, int], ...] = (
 )
 # setxattrat (463) and removexattrat (466), newer than this libseccomp's syscall table
 _NEW_XATTR_SYSCALLS = (463, 466)
-RULES_VERSION = "3"
+# Socket families a command with network may open: IP, and netlink (getaddrinfo asks the kernel
+# which addresses the machine has). Not AF_UNIX: a path names a host socket the read rules do not
+# cover (Landlock before ABI 9 does not govern connect()), the user's session bus or ssh agent.
+NETWORK_FAMILIES = (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK)
+_LAST_FAMILY = 63  # AF_MAX is 46 on Linux 6.x: every number above is refused as a whole
+RULES_VERSION = "4"
 
 
 def rules_key(network: bool, host_namespaces: bool) -> str:
@@ -83,10 +88,11 @@ def rules_key(network: bool, host_namespaces: bool) -> str:
 
 
 def build(network: bool, host_namespaces: bool, out: Path) -> None:
-    """Write the BPF program to ``out``. Sockets other than AF_UNIX fail unless ``network``.
-    With ``host_namespaces`` (tier 2: no mount, IPC or PID namespace of its own) AF_UNIX
-    ``socket()`` fails too (nothing hides host sockets such as an ssh agent's; ``socketpair``
-    stays), and so do System V IPC and extended attributes."""
+    """Write the BPF program to ``out``. ``socket()`` fails, but for the families of
+    :data:`NETWORK_FAMILIES` when ``network`` (``socketpair`` stays: a pair connects to nothing
+    else). With ``host_namespaces`` (tier 2: no mount, IPC or PID namespace of its own) System V
+    IPC and extended attributes fail too, and ``setsid``/``setpgid`` do nothing (they return 0),
+    so every process stays in the command's process group, which the helper kills at once."""
     import pyseccomp as sc
 
     f = sc.SyscallFilter(defaction=sc.ALLOW)
@@ -112,10 +118,15 @@ def build(network: bool, host_namespaces: bool, out: Path) -> None:
     for request in (TIOCSTI, TIOCLINUX):
         f.add_rule(sc.ERRNO(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, request))
     if not network:
-        if not host_namespaces:
-            f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.NE, socket.AF_UNIX))
-        else:
-            f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket")
+        f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket")
+    else:
+        for family in range(_LAST_FAMILY + 1):
+            if family not in NETWORK_FAMILIES:
+                f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.EQ, family))
+        f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.GT, _LAST_FAMILY))
+    if host_namespaces:
+        for name in ("setsid", "setpgid"):
+            f.add_rule(sc.ERRNO(0), name)
     tmp = out.with_name(f".{out.name}.{os.getpid()}")
     with open(tmp, "wb") as fh:
         f.export_bpf(fh)
