@@ -63,7 +63,7 @@ async def execute(
     async with session.lock.command(workspace):
         watched = await asyncio.to_thread(scan, session, workspace)
         before = await asyncio.to_thread(watch.snapshot, workspace, watched.gitdirs, watched.extra)
-        row = await asyncio.to_thread(snapshots.save, session.store, workspace, before)
+        row = await asyncio.to_thread(snapshots.save, session.store, workspace, before, timeout_s)
         run_tmp = tempfile.mkdtemp(prefix="run-", dir=os.path.dirname(proj.tmp))
         profile = with_private_tmp(proj.profile, proj.tmp, run_tmp)
         if profile.env.get("HOME", "").startswith(run_tmp + "/"):

@@ -12,7 +12,8 @@
  *
  *   s-code-launch [--chdir DIR] [--ro PATH]... [--rw PATH]... [--no-net] [--scope]
  *                 [--seccomp FILE] [--reap] [--no-landlock] [--max-procs N] [--max-rss BYTES]
- *                 [--disk PATH]... [--max-file-size BYTES] [--host] -- COMMAND [ARG]...
+ *                 [--disk PATH]... [--count-fs PATH]... [--max-file-size BYTES]
+ *                 [--host] -- COMMAND [ARG]...
  *
  * --host: a host process the user installed (an MCP server, a hook, a terminal), which runs with
  * the user's own authority: no Landlock, no seccomp, privileges kept; with --reap it is only
@@ -23,7 +24,11 @@
  * tree, which rlimits cannot do (RLIMIT_NPROC counts every process of the user, and is not
  * enforced at all for root): more than --max-procs tasks (processes and their threads), more than
  * --max-rss bytes of memory together (resident anonymous and shared pages of each process, and,
- * every half second, the size of every memory file -- memfd -- one of them holds open), or a --disk
+ * every half second, the size of every memory file -- memfd -- one of them holds open, and the
+ * space used on each --count-fs file system, tier 1's /dev/shm; or, when more, what the machine's
+ * MemAvailable lost or its Shmem gained since the start: memory no process's pages show, such as
+ * socket buffers or a memfd kept only by an untouched mapping, so growth elsewhere on the
+ * machine counts too), or a --disk
  * file system left with less than a tenth of the space free when the command started, and the
  * whole tree is killed (exit 137, with a line "s-code-launch: stopped: ..." on stderr).
  *
@@ -106,6 +111,8 @@ struct options {
     unsigned long long max_rss;      /* supervised: resident bytes of the command together */
     const char *disk[4];             /* supervised: file systems that must keep free space */
     int n_disk;
+    const char *count_fs[4];         /* supervised: in-memory file systems counted as memory */
+    int n_count_fs;
     unsigned long long fsize;        /* RLIMIT_FSIZE: the largest file a process may write */
     char **argv;
 };
@@ -130,7 +137,8 @@ static void parse(int argc, char **argv, struct options *o) {
         int has_value = strcmp(a, "--chdir") == 0 || strcmp(a, "--ro") == 0 ||
                         strcmp(a, "--rw") == 0 || strcmp(a, "--seccomp") == 0 ||
                         strcmp(a, "--max-procs") == 0 || strcmp(a, "--max-rss") == 0 ||
-                        strcmp(a, "--disk") == 0 || strcmp(a, "--max-file-size") == 0;
+                        strcmp(a, "--disk") == 0 || strcmp(a, "--max-file-size") == 0 ||
+                        strcmp(a, "--count-fs") == 0;
         if (has_value && i + 1 >= argc)
             die("an option lacks its value", 0);
         if (strcmp(a, "--chdir") == 0)
@@ -149,6 +157,8 @@ static void parse(int argc, char **argv, struct options *o) {
             o->fsize = strtoull(argv[++i], NULL, 10);
         else if (strcmp(a, "--disk") == 0 && o->n_disk < 4)
             o->disk[o->n_disk++] = argv[++i];
+        else if (strcmp(a, "--count-fs") == 0 && o->n_count_fs < 4)
+            o->count_fs[o->n_count_fs++] = argv[++i];
         else if (strcmp(a, "--no-net") == 0)
             o->no_net = 1;
         else if (strcmp(a, "--scope") == 0)
@@ -312,8 +322,10 @@ static int read_stat(long pid, struct proc_row *row) {
                       "%*d %*u %*u %ld",
                &state, &ppid, &threads, &rss) < 2)
         return 0;
-    if (state == 'Z') /* a zombie holds no memory and is reaped by its parent (or by us) */
+    if (state == 'Z' && threads <= 1) /* a zombie holds no memory; reaped by its parent or us */
         rss = 0;
+    else if (state == 'Z') /* a leader that exited while its threads run: they hold it all */
+        rss = 1;
     row->pid = (pid_t)pid;
     row->ppid = (pid_t)ppid;
     row->rss = rss;
@@ -324,29 +336,68 @@ static int read_stat(long pid, struct proc_row *row) {
 /* Resident memory not backed by a file on disk (RssAnon + RssShmem): what a memory hog grows,
  * whether private (a heap) or shared (MAP_SHARED|MAP_ANONYMOUS, a memfd or tmpfs file mapped);
  * libraries and the executable are left out, so forked processes do not count their code twice. */
+static int status_kib(const char *path, unsigned long long *kib) {
+    char buf[4096];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    unsigned long long v;
+    int found = 0;
+    *kib = 0;
+    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (sscanf(line, "RssAnon: %llu", &v) == 1 || sscanf(line, "RssShmem: %llu", &v) == 1) {
+            *kib += v;
+            found++;
+        }
+    }
+    return found == 2;
+}
+
+/* The directory of a live task of ``pid``: the process's own, or, when its leader exited while
+ * other threads run (a zombie leader shows no memory and no files), one of those threads'. */
+static int live_task_dir(pid_t pid, const char *what, char *out, size_t size) {
+    snprintf(out, size, "/proc/%d/%s", (int)pid, what);
+    unsigned long long kib;
+    char status[160];
+    snprintf(status, sizeof status, "/proc/%d/status", (int)pid);
+    if (status_kib(status, &kib))
+        return 1;
+    char tasks[64];
+    snprintf(tasks, sizeof tasks, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(tasks);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || atol(e->d_name) == (long)pid)
+            continue;
+        snprintf(status, sizeof status, "/proc/%d/task/%.16s/status", (int)pid, e->d_name);
+        if (status_kib(status, &kib)) {
+            snprintf(out, size, "/proc/%d/task/%.16s/%s", (int)pid, e->d_name, what);
+            found = 1;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
 static unsigned long long memory_bytes(pid_t pid, long rss) {
     if (rss <= 0)
         return 0;
     unsigned long long fallback = (unsigned long long)rss * (unsigned long long)sysconf(_SC_PAGESIZE);
-    char path[64], buf[4096];
+    char path[160];
+    unsigned long long kib;
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fallback;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return fallback;
-    buf[n] = '\0';
-    unsigned long long kib = 0, v;
-    int found = 0;
-    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (sscanf(line, "RssAnon: %llu", &v) == 1 || sscanf(line, "RssShmem: %llu", &v) == 1) {
-            kib += v;
-            found++;
-        }
-    }
-    return found ? kib << 10 : fallback;
+    if (status_kib(path, &kib) ||
+        (live_task_dir(pid, "status", path, sizeof path) && status_kib(path, &kib)))
+        return kib << 10;
+    return fallback;
 }
 
 /* The bytes held in memory files (memfd_create) the tree has open, each counted once: written
@@ -362,8 +413,9 @@ static unsigned long long memfd_bytes(const struct tree *t) {
     int n_seen = 0;
     unsigned long long total = 0;
     for (int i = 0; i < t->n; i++) {
-        char dir_path[64];
-        snprintf(dir_path, sizeof dir_path, "/proc/%d/fd", (int)t->pids[i]);
+        char dir_path[96];
+        if (!live_task_dir(t->pids[i], "fd", dir_path, sizeof dir_path))
+            continue;
         DIR *d = opendir(dir_path);
         if (!d)
             continue;
@@ -371,8 +423,8 @@ static unsigned long long memfd_bytes(const struct tree *t) {
         while ((e = readdir(d)) != NULL) {
             if (e->d_name[0] == '.')
                 continue;
-            char link[96], target[64];
-            snprintf(link, sizeof link, "%s/%s", dir_path, e->d_name);
+            char link[160], target[64];
+            snprintf(link, sizeof link, "%.120s/%.16s", dir_path, e->d_name);
             ssize_t len = readlink(link, target, sizeof target - 1);
             if (len < 7 || strncmp(target, "/memfd:", 7) != 0)
                 continue;
@@ -494,11 +546,47 @@ static unsigned long long free_bytes(const char *path) {
     return (unsigned long long)v.f_bavail * v.f_frsize;
 }
 
+static unsigned long long used_bytes(const char *path) {
+    struct statvfs v;
+    if (statvfs(path, &v) != 0 || v.f_bfree > v.f_blocks)
+        return 0;
+    return (unsigned long long)(v.f_blocks - v.f_bfree) * v.f_frsize;
+}
+
+/* The machine's MemAvailable and Shmem: memory no process's pages show still moves them (a
+ * memfd kept only by a mapping never touched is Shmem; socket buffers and pipes lower
+ * MemAvailable). 0 when /proc/meminfo cannot be read. */
+struct machine_memory {
+    unsigned long long available, shmem;
+};
+
+static struct machine_memory machine_memory(void) {
+    struct machine_memory m = {0, 0};
+    char buf[4096];
+    int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return m;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return m;
+    buf[n] = '\0';
+    const char *at = strstr(buf, "MemAvailable:");
+    unsigned long long kib;
+    if (at && sscanf(at, "MemAvailable: %llu", &kib) == 1)
+        m.available = kib << 10;
+    at = strstr(buf, "\nShmem:");
+    if (at && sscanf(at + 1, "Shmem: %llu", &kib) == 1)
+        m.shmem = kib << 10;
+    return m;
+}
+
 /* Why the command must stop now, or NULL: too many processes, too much memory, or a file system
  * that lost nine tenths of the space that was free when the command started. */
 static const char *over_limit(const struct options *o, pid_t self, struct tree *t,
-                              const unsigned long long *floor, int look_at_files, char *why,
-                              size_t size) {
+                              const unsigned long long *floor,
+                              const struct machine_memory *at_start,
+                              int look_at_files, char *why, size_t size) {
     static unsigned long long in_files; /* memory files: looked at every half second */
     scan_tree(self, t);
     if (o->max_procs > 0 && t->tasks > o->max_procs) {
@@ -508,6 +596,15 @@ static const char *over_limit(const struct options *o, pid_t self, struct tree *
     if (look_at_files && o->max_rss > 0)
         in_files = memfd_bytes(t);
     unsigned long long rss = t->mem_bytes + in_files;
+    for (int i = 0; i < o->n_count_fs; i++)
+        rss += used_bytes(o->count_fs[i]);
+    /* what the machine lost since the start, or the shared memory it gained, if more */
+    struct machine_memory now = machine_memory();
+    if (now.available && now.available < at_start->available &&
+        at_start->available - now.available > rss)
+        rss = at_start->available - now.available;
+    if (now.shmem > at_start->shmem && now.shmem - at_start->shmem > rss)
+        rss = now.shmem - at_start->shmem;
     if (o->max_rss > 0 && rss > o->max_rss) {
         snprintf(why, size, "more than %llu MiB of memory", o->max_rss >> 20);
         return why;
@@ -541,6 +638,7 @@ static int supervise(const struct options *o) {
     unsigned long long floor[4];
     for (int i = 0; i < o->n_disk; i++)
         floor[i] = free_bytes(o->disk[i]) / 10;
+    struct machine_memory at_start = machine_memory();
     int watching = o->max_procs > 0 || o->max_rss > 0 || o->n_disk > 0;
     pid_t main_pid = fork();
     if (main_pid < 0)
@@ -566,7 +664,7 @@ static int supervise(const struct options *o) {
         int sig = watching ? sigtimedwait(&set, &info, &tick) : sigwaitinfo(&set, &info);
         if (watching && seconds() >= next_look) { /* by the clock, signals or not */
             next_look = seconds() + every;
-            if (over_limit(o, self, &t, floor, looks++ % 10 == 0, why, sizeof why)) {
+            if (over_limit(o, self, &t, floor, &at_start, looks++ % 10 == 0, why, sizeof why)) {
                 fprintf(stderr, "\ns-code-launch: stopped: %s\n", why);
                 status = 137;
                 break;

@@ -52,7 +52,8 @@ class Limits:
             "processes": f"{self.processes} processes and threads at once (the whole command), "
             "then it is stopped",
             "memory": f"{self.memory / gib:.1f} GiB (the whole command: resident memory and "
-            "memory files), then stopped",
+            "memory files, or what the machine's free memory lost meanwhile if more), then "
+            "stopped",
             "file size": f"{self.file_size // gib} GiB per file",
             "disk": "stopped when less than a tenth of the space free at its start is left",
             "time": "the call's timeout_ms (120 s unless asked)",

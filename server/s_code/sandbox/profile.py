@@ -77,6 +77,8 @@ def not_prevented(tier: int) -> tuple[str, ...]:
             "changing the repository's git configuration and hooks while it runs: they are put "
             "back after it, but a git you or your editor run meanwhile (a shell prompt, the "
             "source control view) reads them and may run what they name",
+            "deleting a protected file larger than 4 MiB: only its digest is kept, so it is "
+            "reported but cannot be put back",
         )
     return ()
 
@@ -168,6 +170,8 @@ def helper_args(profile: Profile, seccomp: str | None, reap: bool, landlock: boo
         args.append("--reap")
         if profile.limits is not None:
             args += profile.limits.helper_args()
+            if profile.tier == 1:  # an in-memory file system the command may fill: memory
+                args += ["--count-fs", "/dev/shm"]
     if not landlock:
         return [*args, "--no-landlock"]
     for path in profile.readable:

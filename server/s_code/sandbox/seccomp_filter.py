@@ -55,6 +55,14 @@ DENIED_SHARED = (
     "semop",
     "semctl",
     "semtimedop",
+    # POSIX message queues live in the host's IPC namespace too, and Landlock does not govern
+    # mq_unlink (a host program's queue deleted) or a queue made before the open is refused
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
     "setxattr",
     "lsetxattr",
     "fsetxattr",
@@ -76,7 +84,10 @@ _NEW_XATTR_SYSCALLS = (463, 466)
 # cover (Landlock before ABI 9 does not govern connect()), the user's session bus or ssh agent.
 NETWORK_FAMILIES = (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK)
 _LAST_FAMILY = 63  # AF_MAX is 46 on Linux 6.x: every number above is refused as a whole
-RULES_VERSION = "4"
+# socketpair types that stay connected to their pair: a datagram one can send to any path
+_PAIR_TYPES = (socket.SOCK_STREAM, socket.SOCK_SEQPACKET)
+_SOCK_TYPE_MASK = 0xF
+RULES_VERSION = "5"
 
 
 def rules_key(network: bool, host_namespaces: bool) -> str:
@@ -89,8 +100,9 @@ def rules_key(network: bool, host_namespaces: bool) -> str:
 
 def build(network: bool, host_namespaces: bool, out: Path) -> None:
     """Write the BPF program to ``out``. ``socket()`` fails, but for the families of
-    :data:`NETWORK_FAMILIES` when ``network`` (``socketpair`` stays: a pair connects to nothing
-    else). With ``host_namespaces`` (tier 2: no mount, IPC or PID namespace of its own) System V
+    :data:`NETWORK_FAMILIES` when ``network``; ``socketpair`` stays for stream and seqpacket
+    pairs (connected to each other only; a datagram one could send to any path). With
+    ``host_namespaces`` (tier 2: no mount, IPC or PID namespace of its own) System V
     IPC and extended attributes fail too, and ``setsid``/``setpgid`` do nothing (they return 0),
     so every process stays in the command's process group, which the helper kills at once."""
     import pyseccomp as sc
@@ -124,6 +136,13 @@ def build(network: bool, host_namespaces: bool, out: Path) -> None:
             if family not in NETWORK_FAMILIES:
                 f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.EQ, family))
         f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.GT, _LAST_FAMILY))
+    for kind in range(_SOCK_TYPE_MASK + 1):
+        if kind not in _PAIR_TYPES:
+            f.add_rule(
+                sc.ERRNO(errno.EPROTONOSUPPORT),
+                "socketpair",
+                sc.Arg(1, sc.MASKED_EQ, _SOCK_TYPE_MASK, kind),
+            )
     if host_namespaces:
         for name in ("setsid", "setpgid"):
             f.add_rule(sc.ERRNO(0), name)

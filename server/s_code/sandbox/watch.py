@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from s_code.sandbox.entries import (
@@ -132,12 +132,20 @@ def changed_and_restore(
     before: Snapshot,
     after_gitdirs: GitDirs | None = None,
     after_extra: Iterable[str] = (),
+    *,
+    keep: bool = False,
+    since: float | None = None,
 ) -> list[str]:
     """The watched paths a command changed, each put back as it was (or removed). A failure
-    of the check itself fails closed: whatever watched entry did not exist before is removed."""
+    of the check itself fails closed: whatever watched entry did not exist before is removed.
+    ``keep``: nothing is removed, everything in the way is set aside instead (the restore at
+    start, long after the command: what differs now may be the user's own work since).
+    ``since``: when the command had certainly ended; a path whose change time is later was
+    changed by someone else (a change time cannot be set back), and is left as it is."""
     after_found = after_gitdirs if after_gitdirs is not None else current_gitdirs(workspace)
+    remove = _set_aside_instead if keep else _remove
     try:
-        return _restore(workspace, before, after_found, after_extra)
+        return _restore(workspace, before, after_found, after_extra, remove, since)
     except Exception as exc:
         log.error("the protected-path check failed (%s): removing what is new", exc)
         removed = []
@@ -150,6 +158,21 @@ def changed_and_restore(
                     remove(workspace, rel)
                     removed.append(rel)
         return [*removed, f"(the check failed: {type(exc).__name__}; new entries removed)"]
+
+
+def _remove(workspace: str, rel: str) -> None:
+    remove(workspace, rel)
+
+
+def _set_aside_instead(workspace: str, rel: str) -> None:
+    quarantine(workspace, rel)
+
+
+def _changed_after(workspace: str, rel: str, since: float) -> bool:
+    try:
+        return os.lstat(os.path.join(workspace, rel)).st_ctime > since
+    except OSError:
+        return False  # gone: whether it went before or after cannot be told
 
 
 def _under(rel: str, root: str) -> bool:
@@ -167,7 +190,12 @@ def _set_aside(workspace: str, gitdir: str) -> list[str]:
 
 
 def _restore(
-    workspace: str, before: Snapshot, after_found: GitDirs, after_extra: Iterable[str]
+    workspace: str,
+    before: Snapshot,
+    after_found: GitDirs,
+    after_extra: Iterable[str],
+    remove: Callable[[str, str], None],
+    since: float | None = None,
 ) -> list[str]:
     # new git directories git would use (a repository made or moved) are set aside, never
     # deleted; a new ``.git`` that is no repository holds nothing to keep and is removed below
@@ -188,18 +216,24 @@ def _restore(
     skip = frozenset(new_dirs)
     after = snapshot(workspace, found, {*before.extra, *after_extra}, skip).entries
     old = before.entries
-    # A protected tree that overflowed the walk: removed whole, then rebuilt from ``before``
-    # (unless it was already too large before: then it cannot be verified, and is reported).
+    # A protected tree that overflowed the walk: set aside whole (it may hold content the
+    # snapshot did not keep), then rebuilt from ``before`` (unless it was already too large
+    # before: then it cannot be verified, and is reported).
     for rel in [r for r, e in after.items() if e == OVERFLOW]:
         if old.get(rel) == OVERFLOW:
             notes.append(f"{rel} (too many entries to verify)")
             continue
-        remove(workspace, rel)
+        aside = quarantine(workspace, rel)
+        notes.append(f"{rel} (too many entries: set aside as {aside}, rebuilt as it was)")
         after = {k: v for k, v in after.items() if not _under(k, rel)}
     changed = sorted(p for p in set(old) | set(after) if not same(old.get(p), after.get(p)))
     changed = [p for p in changed if not any(_under(p, x) for x in skip)]
     unverifiable = [r for r, e in old.items() if e == OVERFLOW]
     changed = [p for p in changed if not any(_under(p, r) for r in unverifiable)]
+    if since is not None:
+        later = [p for p in changed if _changed_after(workspace, p, since)]
+        changed = [p for p in changed if not any(_under(p, x) for x in later)]
+        notes += [f"{p} (changed after the command had ended: left as it is)" for p in later]
     # Below an entry that is new (or replaced by another kind), the removal of that entry covers
     # everything: keep only the topmost of such paths (a tree 1,000 levels deep is one removal).
     covering: list[str] = []
@@ -243,6 +277,9 @@ def _restore(
             continue
         if same(entry_of(os.path.join(workspace, rel)), was):
             continue
+        put_back = False
         with contextlib.suppress(OSError):
-            create(workspace, rel, was)
+            put_back = create(workspace, rel, was)
+        if not put_back and was[0] == "file" and was[2] is None:
+            notes.append(f"{rel} (too large to have been kept: not put back)")
     return [*changed, *notes]

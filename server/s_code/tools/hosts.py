@@ -74,6 +74,9 @@ class HostProcesses:
         self.entries: dict[tuple[str, str], Entry] = {}
         self.problems: list[str] = []
         self._seen: tuple[object, ...] | None = None
+        # one change of the entries at a time (a refresh, an approval's outcome, a revoke): two
+        # interleaved refreshes would each start a server for the same entry
+        self._changing = asyncio.Lock()
         registry.explain_missing = self._missing
 
     def _missing(self, name: str) -> SCodeError | None:
@@ -168,6 +171,10 @@ class HostProcesses:
         ``if_changed``: only when a file it depends on moved (a call's cheap check)."""
         if if_changed and self._seen is not None and self._fingerprint() == self._seen:
             return
+        async with self._changing:
+            await self._refresh()
+
+    async def _refresh(self) -> None:
         self._seen = self._fingerprint()
         fresh = {e.key: e for e in await asyncio.to_thread(self._read)}
         for key, old in list(self.entries.items()):
@@ -218,6 +225,11 @@ class HostProcesses:
 
     def _tools_changed(self, server: McpServer, tools: list[Any]) -> None:
         entry = next((e for e in self.entries.values() if e.server is server), None)
+        if entry is None and any(
+            e.server is not None and e.config.name == server.launch.name
+            for e in self.entries.values()
+        ):
+            return  # a server no entry holds any longer: the tools are another's now
         prefix = tool_name(server.launch.name, "")
         for t in list(self.registry):
             if t.name.startswith(prefix) and t.source == f"mcp:{server.launch.name}":
@@ -358,25 +370,42 @@ class HostProcesses:
         self.session.notify(methods.HOST_PROCESSES_UPDATED, self.view())
 
     async def approve(self, kind: str, name: str, layer: str | None = None) -> dict[str, Any]:
-        await self.refresh()
-        entry = self._find(kind, name, layer)
-        if entry.problem is not None or entry.canon is None:
-            raise SCodeError(
-                ErrorKind.HOST_PROCESS_FAILED,
-                f"the MCP server {name!r} cannot run: {entry.problem}",
-                name=name,
-            )
-        tools: tuple[str, ...] = ()
-        if entry.server is not None:
-            tools = tuple(
-                f"{t.name}: {(t.description or '').strip()[:200]}" for t in entry.server.tools
-            )
-        card = host_card(entry.canon, self.session.redactor, tools)
-        await check(self.session, "host_process", card)
+        async with self._changing:
+            await self._refresh()
+            entry = self._find(kind, name, layer)
+            if entry.problem is not None or entry.canon is None:
+                raise SCodeError(
+                    ErrorKind.HOST_PROCESS_FAILED,
+                    f"the MCP server {name!r} cannot run: {entry.problem}",
+                    name=name,
+                )
+            tools: tuple[str, ...] = ()
+            if entry.server is not None:
+                tools = tuple(
+                    f"{t.name}: {(t.description or '').strip()[:200]}" for t in entry.server.tools
+                )
+            card = host_card(entry.canon, self.session.redactor, tools)
+        shown_hash = entry.canon.hash
+        await check(self.session, "host_process", card)  # the user decides: nothing held
         if self.trust is None:
             raise SCodeError(
                 ErrorKind.DURABILITY_UNCONFIRMED,
                 "the state store is unavailable, so the approval could not be kept",
+            )
+        async with self._changing:
+            return await self._approved(kind, name, layer, shown_hash)
+
+    async def _approved(
+        self, kind: str, name: str, layer: str | None, shown_hash: str
+    ) -> dict[str, Any]:
+        """Trust what the card showed, and start it; refused when the entry changed meanwhile."""
+        assert self.trust is not None
+        entry = self._find(kind, name, layer)
+        if entry.canon is None or entry.canon.hash != shown_hash:
+            raise SCodeError(
+                ErrorKind.HOST_PROCESS_UNTRUSTED,
+                f"the MCP server {name!r} changed while you were asked; approve it again",
+                name=name,
             )
         current = None
         if entry.server is not None and entry.server.tools:
@@ -390,6 +419,10 @@ class HostProcesses:
         return {"kind": kind, "name": name, "layer": entry.config.layer, "hash": entry.canon.hash}
 
     async def revoke(self, kind: str, name: str, layer: str | None = None) -> dict[str, Any]:
+        async with self._changing:
+            return await self._revoke(kind, name, layer)
+
+    async def _revoke(self, kind: str, name: str, layer: str | None) -> dict[str, Any]:
         entry = self._find(kind, name, layer)
         if self.trust is not None:
             self.trust.revoke("mcp", entry.config.layer, name)
