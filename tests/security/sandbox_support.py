@@ -103,3 +103,16 @@ def alive(marker: str) -> list[int]:
         if marker.encode() in cmdline and int(pid) != os.getpid():
             found.append(int(pid))
     return found
+
+
+def lowered(monkeypatch: pytest.MonkeyPatch, **change: object) -> None:
+    """Every command of the test gets the shipped limits with ``change`` applied."""
+    from s_code.sandbox import limits
+
+    original = limits.for_command
+
+    def patched(workspace: str, cache_root: str) -> limits.Limits:
+        base = original(workspace, cache_root)
+        return limits.Limits(**{**base.__dict__, **change})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(limits, "for_command", patched)

@@ -17,24 +17,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from tests.security.sandbox_support import PY, Box, alive, box
+from tests.security.sandbox_support import PY, Box, alive, box, lowered
 
 from s_code.approvals.render import document
 from s_code.commands.projection import project
-from s_code.sandbox import limits
 
 __all__ = ["box"]
 MIB = 1 << 20
-
-
-def lowered(monkeypatch: pytest.MonkeyPatch, **change: object) -> None:
-    original = limits.for_command
-
-    def patched(workspace: str, cache_root: str) -> limits.Limits:
-        base = original(workspace, cache_root)
-        return limits.Limits(**{**base.__dict__, **change})  # type: ignore[arg-type]
-
-    monkeypatch.setattr(limits, "for_command", patched)
 
 
 def test_s21_the_limits_are_in_the_card(box: Box) -> None:

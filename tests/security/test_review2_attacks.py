@@ -11,23 +11,12 @@ from pathlib import Path
 
 import pytest
 from tests.security.sandbox_support import PY, Box, box
+from tests.security.sandbox_support import lowered as _lowered
 
 __all__ = ["box"]
 
 MIB = 1 << 20
 DATA = Path(__file__).parent / "review2_data"
-
-
-def _lowered(monkeypatch: pytest.MonkeyPatch, **change: object) -> None:
-    from s_code.sandbox import limits
-
-    original = limits.for_command
-
-    def patched(workspace: str, cache_root: str) -> limits.Limits:
-        base = original(workspace, cache_root)
-        return limits.Limits(**{**base.__dict__, **change})  # type: ignore[arg-type]
-
-    monkeypatch.setattr(limits, "for_command", patched)
 
 
 def _compiled(box: Box, name: str) -> Path:

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from tests.security.sandbox_support import Box, box
+from tests.security.sandbox_support import lowered as _lowered
 from tests.security.test_git_support import Marker, git, make_repo
 
 __all__ = ["box"]
@@ -137,18 +138,6 @@ def test_r2_the_cross_process_lock_is_per_primary_folder_not_per_repository(
 # -- limits (S21) ---------------------------------------------------------------------------------
 
 MIB = 1 << 20
-
-
-def _lowered(monkeypatch, **change: object) -> None:
-    from s_code.sandbox import limits
-
-    original = limits.for_command
-
-    def patched(workspace: str, cache_root: str) -> limits.Limits:
-        base = original(workspace, cache_root)
-        return limits.Limits(**{**base.__dict__, **change})  # type: ignore[arg-type]
-
-    monkeypatch.setattr(limits, "for_command", patched)
 
 
 def test_r3_memory_in_a_memfd_or_shared_mapping_is_not_counted(box: Box, monkeypatch) -> None:
