@@ -13,6 +13,7 @@ from typing import Any
 
 from s_code.client import StdioClient
 from s_code.protocol import methods
+from tests.security.sandbox_support import alive
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "mcp" / "notes_server.py"
 SECRET = "notes-sk-7f3a9c2e11d04b8ba0c5"
@@ -111,18 +112,7 @@ class Lab:
             self.client = None
 
 
-def processes_with(marker: str) -> list[int]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in cmdline and int(pid) != os.getpid():
-            found.append(int(pid))
-    return found
+processes_with = alive  # processes whose command line holds a marker
 
 
 def lab(tmp_path: Path, **server: Any) -> Iterator[Lab]:

@@ -301,17 +301,24 @@ struct proc_row {
     long rss, threads;
 };
 
-static int read_stat(long pid, struct proc_row *row) {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+/* A small /proc file into ``buf``, NUL-terminated; 0 when it cannot be read. */
+static int read_small(const char *path, char *buf, size_t size) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    ssize_t n = read(fd, buf, size - 1);
     close(fd);
     if (n <= 0)
         return 0;
     buf[n] = '\0';
+    return 1;
+}
+
+static int read_stat(long pid, struct proc_row *row) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    if (!read_small(path, buf, sizeof buf))
+        return 0;
     char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
     if (!p)
         return 0;
@@ -333,19 +340,11 @@ static int read_stat(long pid, struct proc_row *row) {
     return 1;
 }
 
-/* Resident memory not backed by a file on disk (RssAnon + RssShmem): what a memory hog grows,
- * whether private (a heap) or shared (MAP_SHARED|MAP_ANONYMOUS, a memfd or tmpfs file mapped);
- * libraries and the executable are left out, so forked processes do not count their code twice. */
+/* RssAnon + RssShmem of a status file, in KiB; 0 when it has no such lines (a zombie's). */
 static int status_kib(const char *path, unsigned long long *kib) {
     char buf[4096];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (!read_small(path, buf, sizeof buf))
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
     unsigned long long v;
     int found = 0;
     *kib = 0;
@@ -387,6 +386,9 @@ static int live_task_dir(pid_t pid, const char *what, char *out, size_t size) {
     return found;
 }
 
+/* Resident memory not backed by a file on disk (RssAnon + RssShmem): what a memory hog grows,
+ * whether private (a heap) or shared (MAP_SHARED|MAP_ANONYMOUS, a memfd or tmpfs file mapped);
+ * libraries and the executable are left out, so forked processes do not count their code twice. */
 static unsigned long long memory_bytes(pid_t pid, long rss) {
     if (rss <= 0)
         return 0;
@@ -563,14 +565,8 @@ struct machine_memory {
 static struct machine_memory machine_memory(void) {
     struct machine_memory m = {0, 0};
     char buf[4096];
-    int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (!read_small("/proc/meminfo", buf, sizeof buf))
         return m;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return m;
-    buf[n] = '\0';
     const char *at = strstr(buf, "MemAvailable:");
     unsigned long long kib;
     if (at && sscanf(at, "MemAvailable: %llu", &kib) == 1)
