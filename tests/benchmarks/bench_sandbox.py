@@ -1,7 +1,8 @@
 """Benchmarks 8-10 (issue 5): the sandbox's cost and the redactor's speed.
 
 8. ``true`` through the tier-1 spawn (bubblewrap + exec helper + Landlock + seccomp, the argv
-   run_command uses) vs bare ``bwrap --ro-bind / / --unshare-all ... true``: target <= 1.35x.
+   run_command uses) vs bare ``bwrap --ro-bind / / --unshare-all ... true``, interleaved:
+   target <= 1.5x.
 9. run_command ``true`` over JSON-RPC (projection, snapshot, spawn, report) vs plain ``true`` run by
    the benchmark itself: reported, no target.
 10. Redaction of a generated build log in 64 KiB chunks, in ms per MB, against the 20 MB/s
@@ -22,6 +23,8 @@ from s_code.redaction import Redactor, StreamRedactor
 from s_code.sandbox import caches, launcher, tiers
 from s_code.sandbox.profile import build
 
+# issue 16: with the limits, the supervisor and the wider watch, at most 1.5x bare bubblewrap
+SPAWN_TARGET = 1.5
 BARE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all"]
 BARE += ["--die-with-parent", "--new-session"]
 
@@ -36,28 +39,31 @@ def _time(argv: list[str], runs: int, env: dict[str, str] | None = None) -> list
 
 
 def run_spawn(scratch: str, *, quick: bool) -> Result:
-    runs = 10 if quick else 40
+    runs = 20 if quick else 100
     bwrap = shutil.which("bwrap")
     print(f"[8] true: tier-1 spawn vs bare bwrap vs plain, {runs} runs each")
     if bwrap is None or tiers.current().tier != 1:
         print("  tier 1 is not available here: not measured")
         return Result(
-            "sandbox_spawn", "sandboxed true vs bare bwrap (tier 1)", "ms", 0, 0, "", 1.35
+            "sandbox_spawn", "sandboxed true vs bare bwrap (tier 1)", "ms", 0, 0, "", SPAWN_TARGET
         )
     ws = Path(scratch, "sandbox-ws")
     ws.mkdir()
     os.environ.setdefault(caches.CACHE_ENV, os.path.join(scratch, "tool-caches"))
     dep = caches.for_workspace(ws)
-    tmp = Path(scratch, "sandbox-tmp")
-    tmp.mkdir()
+    tmp = dep.root / "tmp" / "run-bench"  # where run_command puts a run's private tmp
+    tmp.mkdir(parents=True)
     profile = build(1, ws, ws, False, dep, str(tmp))
     helper = launcher.helper()
-    argv, _ = tiers.argv_for(1, {"profile": profile}, str(helper), helper.parent, ["true"])
+    argv, _ = tiers.argv_for(1, {"profile": profile}, str(helper), launcher.cache_dir(), ["true"])
     for a in (argv, [bwrap, *BARE, "true"], ["true"]):
         _time(a, 3, profile.env)  # warm-up
-    sandboxed = _time(argv, runs, profile.env)
-    bare = _time([bwrap, *BARE, "true"], runs)
-    plain = _time(["true"], runs)
+    # interleaved, so that a change in the machine's load falls on both alike
+    sandboxed, bare, plain = [], [], []
+    for _ in range(runs):
+        sandboxed += _time(argv, 1, profile.env)
+        bare += _time([bwrap, *BARE, "true"], 1)
+        plain += _time(["true"], 1)
     ms = 1e3
     print(f"  sandboxed true  median {median(sandboxed) * ms:7.2f} ms")
     print(f"  bare bwrap true median {median(bare) * ms:7.2f} ms")
@@ -69,7 +75,7 @@ def run_spawn(scratch: str, *, quick: bool) -> Result:
         scode=median(sandboxed) * ms,
         baseline=median(bare) * ms,
         baseline_name="bwrap true",
-        target=1.35,
+        target=SPAWN_TARGET,
         details={"runs": runs, "plain_ms": median(plain) * ms},
     )
     result.report()

@@ -208,8 +208,13 @@ def bwrap_args(profile: Profile, helper: str, seccomp: str) -> tuple[list[str], 
     for path in (*profile.runtimes, *sorted(launcher_dirs)):
         if any(path == h or path.startswith(h + "/") for h in covered):
             args += ["--ro-bind", path, path]
+    bound: list[str] = []
     for path in profile.writable:
-        args += ["--bind", path, path]
+        # a folder inside one bound already is the same folder there: one mount fewer (the
+        # run's private tmp lives in the workspace's cache folder)
+        if not any(path == b or path.startswith(b + "/") for b in bound):
+            args += ["--bind", path, path]
+            bound.append(path)
     placeholders: list[str] = []
     for path in profile.read_only:
         if os.path.lexists(path):
