@@ -7,15 +7,23 @@ STAMP := $(VENV)/.installed
 VSCODE := editors/vscode
 VSCODE_STAMP := $(VSCODE)/node_modules/.installed
 
-.PHONY: demo test lint format bench docs clean vsix lock oracle
+.PHONY: setup-demo setup-test demo test lint format bench docs clean vsix lock oracle
 
-$(STAMP): pyproject.toml constraints.txt
+# What the system must have (Debian packages: Python's venv, bubblewrap, a C compiler, and for the
+# tests Node, a keyring, Chromium, Emacs ...): installed when missing, a line each saying why.
+setup-demo:
+	@scripts/setup.sh demo
+
+setup-test:
+	@scripts/setup.sh test
+
+$(STAMP): pyproject.toml constraints.txt | setup-demo
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: setup-demo $(STAMP)
 	$(VENV)/bin/s-code demo
 
 lint: $(STAMP)
@@ -62,7 +70,7 @@ $(EVERYTHING_STAMP): $(EVERYTHING)/package-lock.json
 	cd $(EVERYTHING) && npm ci --no-audit --no-fund
 	touch $(EVERYTHING_STAMP)
 
-test: lint $(VSCODE_STAMP) $(E2E_STAMP) $(ORACLE_STAMP) $(EVERYTHING_STAMP)
+test: setup-test lint $(VSCODE_STAMP) $(E2E_STAMP) $(ORACLE_STAMP) $(EVERYTHING_STAMP)
 	$(VENV)/bin/pytest -q
 
 vsix: $(VSCODE_STAMP)

@@ -191,9 +191,9 @@ async def test_details_list_every_path_of_a_32_file_batch(client: LanguageClient
     assert len(message) < 200 and "32 files" in message and "and 29 more" in message
     assert "pkg/module_00.py (new, 1 line)" in message and "module_31" not in message
     assert [a.title for a in queue.prompts[0].actions or []] == [
-        "Approve once",
         "Deny",
         "Show details",
+        "Approve once",
     ]
     (document,) = documents(client)
     for i in range(32):

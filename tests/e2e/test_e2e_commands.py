@@ -149,7 +149,12 @@ def test_manual_mode_asks_once_per_run(manual_mode: Any) -> None:
     assert len(prompts.seen) == 2
     message = prompts.seen[0]["message"]
     assert "touch" in message and len(message) < 200
-    assert [a["title"] for a in prompts.seen[0]["actions"]][:2] == ["Approve once", "Deny"]
+    # Deny first: a client that preselects the first action denies on a stray Enter
+    assert [a["title"] for a in prompts.seen[0]["actions"]] == [
+        "Deny",
+        "Show details",
+        "Approve once",
+    ]
 
 
 def test_dismissed_prompt_runs_nothing(manual_mode: Any) -> None:

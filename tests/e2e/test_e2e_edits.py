@@ -181,7 +181,7 @@ async def test_manual_mode_asks_once_per_operation(manual: LanguageClient) -> No
     assert (root / "a.txt").read_text() == "one\nTWO\nthree\n"
     prompt = editor.prompts[0]
     assert len(prompt.message) < 200 and "a.txt" in prompt.message
-    assert [a.title for a in prompt.actions or []][:2] == ["Approve once", "Deny"]
+    assert [a.title for a in prompt.actions or []] == ["Deny", "Show details", "Approve once"]
     new_rev = done["applied"][0]["revision"]
     for _ in range(2):  # "Deny", then a dismissed prompt: both deny, nothing written
         err = await call_error(manual, methods.APPLY_PATCH, edit_a(new_rev, "2"))

@@ -1,8 +1,10 @@
 """Asking the user in the editor: ``window/showMessageRequest`` or ``s-code/approval/request``.
 
-The question is the card's one-line message; the actions are "Approve once", "Deny" and "Show
-details". Details open the whole card (its rendered document) through ``window/showDocument``, or
-as a message when the client cannot show documents, and the question is asked again. A client
+The question is the card's one-line message; the actions are "Deny", "Show details" and "Approve
+once", in that order: a client that preselects the first action (eglot's minibuffer default, a
+dialog's default button) denies on a stray Enter. Details open the whole card (its rendered
+document) through ``window/showDocument``, or as a message when the client cannot show documents,
+and the question is asked again. A client
 that declares ``experimental.sCode.approvalCards`` gets the card itself (with its rendering) and
 answers ``{decision: "approve" | "deny"}``. ``window/showMessageRequest`` is base LSP: every other
 client is asked through it, whatever it declared. Anything but an explicit approval is a denial;
@@ -69,7 +71,7 @@ class PromptApprover:
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=message(card),
-            actions=[types.MessageActionItem(title=t) for t in (APPROVE, DENY, DETAILS)],
+            actions=[types.MessageActionItem(title=t) for t in (DENY, DETAILS, APPROVE)],
         )
         for _ in range(_MAX_DETAILS):
             try:
