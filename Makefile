@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 VSCODE := editors/vscode
 VSCODE_STAMP := $(VSCODE)/node_modules/.installed
 
-.PHONY: setup-demo setup-test demo test lint format bench docs clean vsix lock oracle
+.PHONY: setup-demo setup-test demo test lint format bench docs clean vsix lock oracle dist
 
 # What the system must have (Debian packages: Python's venv, bubblewrap, a C compiler, and for the
 # tests Node, a keyring, Chromium, Emacs ...): installed when missing, a line each saying why.
@@ -76,6 +76,12 @@ test: setup-test lint $(VSCODE_STAMP) $(E2E_STAMP) $(ORACLE_STAMP) $(EVERYTHING_
 vsix: $(VSCODE_STAMP)
 	cd $(VSCODE) && npm run -s package
 
+# The wheel (the sandbox's exec helper compiled in for this platform: setup.py) and the sdist,
+# in dist/, by the standard build front end; the wheel is built from the sdist, so both build.
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+
 format: $(STAMP)
 	$(VENV)/bin/ruff format server tests
 	$(VENV)/bin/ruff check --fix server tests
@@ -94,6 +100,6 @@ docs: $(STAMP)
 	$(PY) -m s_code.docs_gen
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(VSCODE)/node_modules $(VSCODE)/dist \
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(VSCODE)/node_modules $(VSCODE)/dist dist \
 		$(E2E)/node_modules $(E2E)/node24/node_modules $(ORACLE)/node_modules \
 		$(EVERYTHING)/node_modules

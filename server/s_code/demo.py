@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from s_code.client import RpcError, StdioClient
-from s_code.demo_hosts import DEMO_KEY, DEMO_KEY_ENV, host_steps
+from s_code.demo_hosts import DEMO_KEY, DEMO_KEY_ENV, hook_and_terminal_steps, host_steps
 from s_code.protocol import methods
 
 
@@ -451,6 +451,7 @@ def run_demo(keep: bool = False) -> int:
         edit_steps(demo)
         command_steps(demo, workspace)
         host_steps(demo, workspace)
+        hook_and_terminal_steps(demo, workspace, scratch / "config")
         demo.call(
             "Finish the plan",
             methods.UPDATE_PLAN,

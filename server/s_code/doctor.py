@@ -89,6 +89,24 @@ def _sandbox() -> dict[str, Any]:
         return {"tier": 3, "label": "unsandboxed", "reasons": [f"the self-test failed: {exc}"]}
 
 
+def _helper() -> dict[str, Any]:
+    """Which exec helper the sandbox uses: the shipped one, one compiled here, or none."""
+    from s_code.sandbox import launcher
+
+    return launcher.selection(refresh=True).to_wire()
+
+
+def _helper_line(helper: dict[str, Any]) -> str:
+    notes = "; ".join(helper["notes"])
+    if helper["origin"] == "shipped":
+        return f"exec helper: shipped with the package, runs here ({helper['path']})"
+    if helper["origin"] == "compiled":
+        return f"exec helper: compiled from the bundled source ({helper['path']})" + (
+            f"; {notes}" if notes else ""
+        )
+    return f"exec helper: NONE: {notes}"
+
+
 def collect() -> dict[str, Any]:
     from s_code.sandbox.profile import not_prevented
     from s_code.state.store import DB_NAME, state_dir
@@ -106,6 +124,7 @@ def collect() -> dict[str, Any]:
     except Exception:
         rg = None
     git, git_refused = git_report()
+    helper = _helper()
     sandbox = _sandbox()
     return {
         "s-code": __version__,
@@ -119,6 +138,7 @@ def collect() -> dict[str, Any]:
         "landlock_abi": landlock_abi(),
         "user_namespaces": user_namespaces(),
         "bubblewrap": shutil.which("bwrap"),
+        "exec_helper": helper,
         "sandbox": sandbox,
         "not_prevented": list(not_prevented(int(sandbox["tier"]))),
         "state_db": os.path.join(state_dir(), DB_NAME),
@@ -147,6 +167,7 @@ def run_doctor(as_json: bool = False) -> int:
     print(f"Landlock: {'ABI ' + str(abi) if abi else 'not available'}")
     print(f"user namespaces: {'yes' if report['user_namespaces'] else 'no'}")
     print(f"bubblewrap: {report['bubblewrap'] or 'not installed'}")
+    print(_helper_line(report["exec_helper"]))
     box = report["sandbox"]
     print(f"sandbox: tier {box['tier']} ({box['label']}), from a self-test run now")
     for reason in box.get("reasons", []):

@@ -11,6 +11,10 @@
 8-10. the sandbox's spawn cost, run_command, and redaction speed (see bench_sandbox.py)
 11. the check after every command on a 20,000-file tree (see bench_sandbox.py run_watch)
 12. tool_search over 1,000 registered MCP tools, median against a 5 ms budget (bench_tool_search.py)
+15. code_mode with 10 read_file calls vs 10 read_file requests (target <= 0.8x; bench_code_mode.py)
+16. an empty code_mode run's fixed cost against a 60 ms budget (bench_code_mode.py)
+17. a no-op PreToolUse hook's overhead on read_file vs one spawn + 1 ms (bench_hosts.py)
+18. terminal output through redaction and streaming vs 20 MB/s (bench_hosts.py)
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_code_mode
 import bench_edits
 import bench_git
+import bench_hosts
 import bench_latency
 import bench_mcp
 import bench_process
@@ -52,6 +58,10 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "mcp-call": bench_mcp.run_call,
     "mcp-slow-start": bench_mcp.run_slow_start,
     "tool-search": bench_tool_search.run,
+    "code-mode": bench_code_mode.run_batch,
+    "code-mode-empty": bench_code_mode.run_empty,
+    "hook-overhead": bench_hosts.run_hook,
+    "terminal-throughput": bench_hosts.run_terminal,
 }
 
 

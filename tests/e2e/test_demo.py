@@ -59,5 +59,13 @@ def test_demo_runs_the_agent_session() -> None:
     assert "cannot create /etc/s-code-demo-outside.txt" in blocked
     assert "cannot create .git/config" in blocked
     assert "/etc/s-code-demo-outside.txt was not written" in blocked
+    hooked = out.split("the hook blocks it, with its reason")[1].split("── ")[0]
+    assert "error kind=hook_blocked" in hooked
+    assert "src/calc/__init__.py is marked by the user" in hooked
+    terminal = out.split("Start a small server in a background terminal")[1]
+    assert "Start the background terminal" in terminal and "listening on http://" in terminal
+    assert "requests served, up and healthy" in terminal.split("Read only what is new")[1]
+    assert "gone=True, exit {'code': None, 'signal': 'SIGTERM'}" in terminal
+    assert " killed" in terminal.split("List the terminals")[1]
     assert "the server exited with code 0" in out
     assert out.count("the server exited with code 0") == 1

@@ -478,3 +478,41 @@ async def test_undo_survives_a_restart(tmp_path: Path) -> None:
     again = second.request(methods.TURN_UNDO, {"turnId": done["turn_id"]})
     assert again == {"restored": [], "refused": []}  # already undone: nothing left to restore
     assert second.close() == 0
+
+
+async def test_turns_and_the_plan_are_listed_after_a_restart(tmp_path: Path) -> None:
+    """An editor that restarts offers the turns to undo and shows the plan (from the server)."""
+    from s_code.client import StdioClient
+
+    root = workspace(tmp_path)
+    env = {**os.environ, "S_CODE_STATE_DIR": str(tmp_path / "state")}
+    first = StdioClient(env=env)
+    first.initialize(str(root), options={"permissionMode": "accept-edits"})
+    assert first.request(methods.TURN_LIST, {}) == {"turns": []}
+    assert first.request(methods.PLAN_GET, {})["plan"] == []
+    one = first.request(methods.APPLY_PATCH, edit_a(A))
+    empty = first.request(methods.TURN_BEGIN, {})["turnId"]  # nothing changed: not offered
+    first.request(methods.TURN_END, {"turnId": empty})
+    turn = first.request(methods.TURN_BEGIN, {})["turnId"]
+    b = rev((root / "b.txt").read_bytes())
+    edit_b = {"start_line": 1, "end_line": 1, "new_text": "ALPHA"}
+    first.request(
+        methods.APPLY_PATCH,
+        {"files": [{"path": "b.txt", "expected_revision": b, "edits": [edit_b]}]},
+    )
+    plan = [{"step": "Fix it", "status": "in_progress"}]
+    first.request(methods.UPDATE_PLAN, {"plan": plan})
+    assert first.close() == 0
+    second = StdioClient(env=env)
+    second.initialize(str(root), options={"permissionMode": "accept-edits"})
+    turns = second.request(methods.TURN_LIST, {})["turns"]
+    assert [(t["turnId"], t["files"], t["undone"]) for t in turns] == [
+        (turn, ["b.txt"], False),
+        (one["turn_id"], ["a.txt"], False),
+    ]
+    assert second.request(methods.PLAN_GET, {})["plan"] == plan
+    second.request(methods.TURN_UNDO, {"turnId": turn})
+    assert second.request(methods.TURN_LIST, {"limit": 1})["turns"][0]["undone"] is True
+    err = second.request_raw(methods.TURN_LIST, {"limit": 0})["error"]
+    assert err["data"]["kind"] == "invalid_params" and err["data"]["field"] == "limit"
+    assert second.close() == 0

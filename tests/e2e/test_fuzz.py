@@ -30,7 +30,7 @@ KINDS = {k.value for k in ErrorKind}
 # Words found in every tool's name, arguments or description (tool_search matches whole words).
 BROAD_QUERY = (
     "file files read list search text plan update tool git status diff log show blame patch "
-    "apply command run code mode edit workspace path"
+    "apply command run code mode edit workspace path terminal start wait kill write"
 )
 # Params of the control methods (they publish no schema; PROTOCOL.md names them). Tool params come
 # from the server's own inputSchema. Unknown fields are refused by the methods in STRICT_CONTROL.

@@ -43,7 +43,7 @@ def test_vitest_unit_and_protocol_tests_pass() -> None:
     done = _npx("vitest", "run", "--reporter=verbose")
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
-    assert "protocol.test.ts" in out and "logic.test.ts" in out
+    assert "protocol.test.ts" in out and "logic.test.ts" in out and "server.test.ts" in out
 
 
 @needs_node

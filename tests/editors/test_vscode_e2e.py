@@ -44,6 +44,14 @@ def _package(folder: Path, out: Path) -> Path:
     return out
 
 
+def _audit(state: Path) -> list[str]:
+    """The decisions of the audit log, in order."""
+    import sqlite3
+
+    with sqlite3.connect(state / "state.sqlite3") as conn:
+        return [row[0] for row in conn.execute("SELECT decision FROM audit_log ORDER BY id")]
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -62,6 +70,7 @@ def test_the_extension_edits_an_unsaved_editor_after_approval(tmp_path: Path) ->
     ws.mkdir()
     (ws / ".git").mkdir()
     (ws / "a.txt").write_text("first line\nsecond line\n")
+    (ws / "b.txt").write_text("the other file\n")
     settings = {
         "security.workspace.trust.enabled": False,
         "sCode.server.command": [sys.executable, "-m", "s_code", "serve"],
@@ -102,6 +111,8 @@ def test_the_extension_edits_an_unsaved_editor_after_approval(tmp_path: Path) ->
             except OSError:
                 time.sleep(0.2)
         shot = tmp_path / "e2e.png"
+        # the screenshots of docs/editors/ are this test's (S_CODE_DOC_SHOTS=1 writes them there)
+        shots = ROOT / "docs" / "editors" if os.environ.get("S_CODE_DOC_SHOTS") else tmp_path
         done = subprocess.run(
             ["node", str(E2E / "e2e.js")],
             cwd=E2E,
@@ -110,6 +121,9 @@ def test_the_extension_edits_an_unsaved_editor_after_approval(tmp_path: Path) ->
                 "URL_BASE": f"http://127.0.0.1:{port}",
                 "WORKSPACE": str(ws),
                 "SHOT": str(shot),
+                "SHOTS": str(shots),
+                "SETTINGS": str(user / "User" / "settings.json"),
+                "STATE_DIR": str(tmp_path / "state"),
                 "CHROMIUM": CHROMIUM,
             },
             capture_output=True,
@@ -123,8 +137,22 @@ def test_the_extension_edits_an_unsaved_editor_after_approval(tmp_path: Path) ->
     assert done.returncode == 0 and "E2E done" in out, f"{out}\n(screenshot: {shot})"
     for step in (
         "status bar shows the mode and tier",
-        "the approval modal asks: Edit a.txt",
+        "a stray Enter denied the approval",
+        "the approval modal asks: Edit a.txt, with its +/- lines",
+        "the details open in the diff editor, read-only, no Untitled document",
         "the agent edit landed in the unsaved editor",
+        "the notice's Undo took the edit back",
+        "the command saw the agent edit (saved first); the output shows its header and exit",
+        "the undo picker lists the turns; the plan shows as a live tree",
+        "after a crash the server was restarted and answers",
+        'without a server the status bar says "not running", with a fix',
     ):
-        assert f"E2E {step}" in out
-    assert (ws / "a.txt").read_text() == "first line\nsecond line\n"  # the disk was not touched
+        assert f"E2E {step}" in out, out
+    assert (shots / "vscode-prompt.png").exists() and (shots / "vscode-details.png").exists()
+    # saved before the command ran: the agent's fix and the user's typing, on disk
+    saved = (ws / "a.txt").read_text()
+    assert saved.startswith("FIXED BY THE AGENT\nsecond line\n"), saved
+    assert "user typed this, unsaved" in saved
+    assert (ws / "b.txt").read_text() == "the other file\n"  # the stray Enter approved nothing
+    audit = _audit(tmp_path / "state")
+    assert audit[0] == "denied", audit  # the stray Enter: the audit log says so

@@ -203,11 +203,13 @@ def test_s18_git_tools_wait_for_a_running_command(box: Box, tmp_path: Path) -> N
         loop = asyncio.get_running_loop()
         script = (
             f"printf '{filter_config}' >> .git/config; echo '* filter=ev' > .gitattributes; "
-            "sleep 1.5; exit 0"
+            "echo started; sleep 1.5; exit 0"
         )
         proj = project(box.session, ["sh", "-c", script], None, False)
-        running = asyncio.ensure_future(execute(box.session, proj, 30, lambda s, t: None))
-        await asyncio.sleep(0.5)  # the command is running, the filter is in place (tier 2)
+        started = asyncio.Event()
+        running = asyncio.ensure_future(execute(box.session, proj, 30, lambda s, t: started.set()))
+        await asyncio.wait_for(started.wait(), 20)  # the command is running (its first output)
+        await asyncio.sleep(0.3)  # the filter is in place (tier 2)
         try:
             diff: object = await call(box.session, "git_diff", {})
         except SCodeError as err:
@@ -218,7 +220,7 @@ def test_s18_git_tools_wait_for_a_running_command(box: Box, tmp_path: Path) -> N
 
     diff_done, command_done, diff = asyncio.run(race())
     assert not marker.fired()
-    assert diff_done >= command_done - 0.05, "git_diff ran while the command was running"
+    assert diff_done >= command_done - 0.05, f"git_diff ran while the command was running: {diff}"
     if isinstance(diff, SCodeError):  # the filter's attribute stays; its definition is gone
         assert diff.kind is not ErrorKind.INTERNAL, diff
 

@@ -21,12 +21,15 @@ LAYERS: list[set[str]] = [
     {"workspace"},
     {"approvals", "credentials", "git", "sandbox"},
     {"session", "hostproc"},
-    {"edits", "commands", "mcp"},
+    {"edits", "commands", "mcp", "codemode", "hooks", "terminals"},
     {"tools"},
     {"lsp", "cli", "demo", "demo_hosts", "doctor", "docs_gen", "client", "__main__", "__init__"},
 ]
 FACES = LAYERS[-1]
 DOMAINS = (
+    "codemode",
+    "hooks",
+    "terminals",
     "hostproc",
     "mcp",
     "workspace",

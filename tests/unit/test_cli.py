@@ -222,3 +222,21 @@ def test_doctor_json(tmp_path: Path) -> None:
         isinstance(report["landlock_abi"], int) and report["landlock_abi"] >= 1
     )
     assert report["state_db"] == os.path.join(str(tmp_path / "state"), "state.sqlite3")
+    assert report["exec_helper"]["origin"] in ("shipped", "compiled", "none")
+
+
+def test_an_unexpected_error_is_one_line_and_an_exit_code(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import s_code.cli as cli
+
+    def broken(args: argparse.Namespace) -> int:
+        raise RuntimeError("the disk\nis on fire")
+
+    monkeypatch.setattr(cli, "cmd_doctor", broken)
+    assert cli.main(["doctor"]) == cli.INTERNAL_ERROR
+    err = capsys.readouterr().err
+    assert err == (
+        "s-code doctor: internal error: RuntimeError: the disk is on fire "
+        "(S_CODE_LOG=DEBUG shows where)\n"
+    )

@@ -5,6 +5,9 @@
 return {
   cmd = { 's-code', 'serve' },
   root_markers = { '.git', '.s-code', 'pyproject.toml', 'package.json', 'Cargo.toml', 'go.mod', 'Makefile' },
+  -- a buffer outside any workspace (a card, a help page, a file in /tmp) starts no server: one
+  -- server per workspace, each with its folder
+  workspace_required = true,
   init_options = {
     permissionMode = 'manual',
     editApplication = 'auto',

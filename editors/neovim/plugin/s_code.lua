@@ -9,8 +9,20 @@ if vim.fn.has('nvim-0.11') == 0 then
 end
 vim.lsp.config('s_code', {
   handlers = require('s_code.handlers').table(),
+  on_init = function(client)
+    client:request('s-code/permissionMode/get', vim.empty_dict(), function(err, result)
+      if not err and result then
+        require('s_code').mode = result.mode
+      end
+    end)
+  end,
   -- Neovim applies versioned TextDocumentEdits (and skips stale ones) but does not advertise it;
   -- s-code only edits open buffers through the editor when documentChanges is declared.
-  capabilities = { workspace = { workspaceEdit = { documentChanges = true } } },
+  -- saveDocuments: buffers holding the agent's edits are saved before a command or git reads the
+  -- disk (setup({ save_before_run = false }) turns it off).
+  capabilities = {
+    workspace = { workspaceEdit = { documentChanges = true } },
+    experimental = { sCode = { saveDocuments = true } },
+  },
 })
 require('s_code.commands').register()

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { APPROVE, type AskUi, type Card, DENY, DETAILS, decide } from '../src/common/approval';
 import { Backoff } from '../src/common/restart';
 import { hostActions, hostItems, pendingCount } from '../src/common/hosts';
+import { CodeModeView } from '../src/common/codeMode';
 import { planLines, statusText } from '../src/common/status';
 
 const batch: Card = {
@@ -30,7 +31,7 @@ function scripted(answers: (string | undefined)[]) {
   const ui: AskUi = {
     modal: async (message, _detail, actions) => {
       asked.push(message);
-      expect(actions).toEqual([APPROVE, DENY, DETAILS]);
+      expect(actions).toEqual([DENY, DETAILS, APPROVE]);
       return answers.shift();
     },
     openReadOnly: async (_title, markdown) => {
@@ -66,11 +67,11 @@ describe('approval cards', () => {
       details: { files: [{ path: 'a.txt', created: false, via: 'disk', lines_before: 2, lines_after: 2, diff: '--- a/a.txt\n+++ b/a.txt\n-one\n+ONE' }] },
     };
     const { ui, shown } = scripted([DETAILS, DENY]);
-    ui.openDiff = async (text) => {
-      diffs.push(text);
+    ui.openDiff = async (card) => {
+      diffs.push(card.id);
     };
     expect(await decide(withDiff, ui)).toBe('deny');
-    expect(diffs).toEqual(['--- a/a.txt\n+++ b/a.txt\n-one\n+ONE']);
+    expect(diffs).toEqual([withDiff.id]);
     expect(shown[0]).toBe(withDiff.text);
   });
 
@@ -133,5 +134,117 @@ describe('host processes', () => {
     );
     expect(hostActions(view.entries[0])).toEqual(['Approve…', 'Cancel']);
     expect(hostActions(view.entries[1])).toEqual(['Revoke', 'Cancel']);
+  });
+});
+
+describe('code mode', () => {
+  it('nests each child call under its run', () => {
+    const view = new CodeModeView();
+    const note = { runId: 'r-1', callId: 'r-1.1', name: 'read_file', arguments: { path: 'a.py' } };
+    expect(view.lines({ ...note, status: 'running' })).toEqual(['code_mode r-1', '  1. read_file {"path":"a.py"}']);
+    expect(view.lines({ ...note, status: 'ok', durationMs: 3 })).toEqual(['  1. read_file ok (3 ms)']);
+    const long = view.lines({ ...note, callId: 'r-1.2', arguments: { pattern: 'x'.repeat(500) }, status: 'running' });
+    expect(long[0].length).toBeLessThan(140);
+    expect(view.lines({ ...note, runId: 'r-2', callId: 'r-2.1', status: 'refused', durationMs: 0 })).toEqual([
+      'code_mode r-2',
+      '  1. read_file refused (0 ms)',
+    ]);
+  });
+});
+
+import { applyUnifiedDiff, detailsPath } from '../src/common/details';
+import { modalDetail, ACTIONS } from '../src/common/approval';
+
+describe('details', () => {
+  // what the server sends: difflib's unified diff over the text split on LF (n=2)
+  const before = 'one\ntwo\nthree\nfour\nfive\nsix\n';
+  it('rebuilds the proposed text from the diff for the diff editor', () => {
+    const diff = '--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,4 @@\n-one\n+ONE\n+one and a half\n two\n three';
+    expect(applyUnifiedDiff(before, diff)).toBe('ONE\none and a half\ntwo\nthree\nfour\nfive\nsix\n');
+  });
+  it('applies several hunks and a new last line', () => {
+    const diff =
+      '--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-one\n+1\n two\n@@ -5,3 +5,4 @@\n five\n six\n+seven\n ';
+    expect(applyUnifiedDiff(before, diff)).toBe('1\ntwo\nthree\nfour\nfive\nsix\nseven\n');
+  });
+  it('a new file: everything added', () => {
+    expect(applyUnifiedDiff('', '--- a/n\n+++ b/n\n@@ -0,0 +1,2 @@\n-\n+x\n+')).toBe('x\n');
+  });
+  it('refuses a diff that does not apply, or was cut short', () => {
+    expect(applyUnifiedDiff('changed\n', '--- a/a\n+++ b/a\n@@ -1,1 +1,1 @@\n-one\n+ONE')).toBeUndefined();
+    expect(applyUnifiedDiff(before, '--- a/a\n+++ b/a\n@@ -1,1 +1,1 @@\n-one\n+ONE\n... 3 more diff lines')).toBeUndefined();
+    expect(applyUnifiedDiff(before, 'not a diff')).toBeUndefined();
+  });
+  it('one virtual document per kind', () => {
+    expect(detailsPath('card')).toBe('/card.md');
+    expect(detailsPath('sandbox preview')).toBe('/sandbox-preview.md');
+  });
+});
+
+describe('the approval modal', () => {
+  it('puts Deny first: the default button and the close affordance', () => {
+    expect(ACTIONS[0]).toBe(DENY);
+    expect(ACTIONS).toEqual([DENY, DETAILS, APPROVE]);
+  });
+  it('names the files with their +/- lines', () => {
+    const card: Card = {
+      ...batch,
+      details: {
+        files: [
+          { path: 'a.txt', created: false, via: 'editor', lines_before: 3, lines_after: 3, added: 1, removed: 1 },
+          { path: 'n.txt', created: true, via: 'disk', lines_before: 0, lines_after: 3 },
+        ],
+      },
+    };
+    const detail = modalDetail(card);
+    expect(detail).toContain('a.txt  +1 −1  (into the open editor, unsaved)');
+    expect(detail).toContain('n.txt  new, 3 lines');
+    expect(detail).toContain('Enter or Escape denies');
+  });
+  it("says a command's network, write and read scope", () => {
+    const card: Card = {
+      ...batch,
+      kind: 'command',
+      details: {
+        argv: ['/usr/bin/make'],
+        cwd: '.',
+        network: false,
+        sandbox: { tier: 1, label: 'bubblewrap+landlock+seccomp', writable: ['/ws', '<private tmp>'], unreadable: ['/root'] },
+      },
+    };
+    const detail = modalDetail(card);
+    expect(detail).toContain('Network: off · sandbox: bubblewrap+landlock+seccomp');
+    expect(detail).toContain('May write: /ws, <private tmp>');
+    expect(detail).toContain('Cannot read: /root');
+  });
+});
+
+import { commandStatusLine, statusTooltip, turnItems } from '../src/common/status';
+
+describe('status and output', () => {
+  it('explains the mode and the tier in the tooltip', () => {
+    const tip = statusTooltip('accept-edits', 1);
+    expect(tip).toContain('edits the workspace without asking; asks before commands');
+    expect(tip).toContain('Sandbox tier 1');
+    expect(tip).toContain('no network');
+  });
+  it('writes a header and an exit line per run', () => {
+    expect(commandStatusLine({ commandId: 'c-1', argv: ['/usr/bin/make', 'test'], cwd: '.', state: 'running' })).toBe(
+      '\n$ /usr/bin/make test    (in ., c-1)',
+    );
+    expect(commandStatusLine({ commandId: 'c-1', state: 'exited', exitCode: 2, durationMs: 15 })).toBe('[exit 2, 15 ms]');
+    expect(commandStatusLine({ commandId: 'c-1', state: 'exited', exitCode: null, timedOut: true, durationMs: 9 })).toBe(
+      '[timed out, 9 ms]',
+    );
+  });
+  it('offers the turns not undone yet, with their files', () => {
+    const items = turnItems(
+      [
+        { turnId: 't-2', beganAt: 1000, undone: false, files: ['a.py', 'b.py', 'c.py', 'd.py'] },
+        { turnId: 't-1', beganAt: 400, undone: true, files: ['a.py'] },
+      ],
+      1_120_000,
+    );
+    expect(items).toEqual([{ label: '4 files: a.py, b.py, c.py, …', description: '2 min ago · t-2', turnId: 't-2' }]);
   });
 });

@@ -90,10 +90,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+INTERNAL_ERROR = 70  # EX_SOFTWARE
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Every path ends in an exit code and, on failure, a message of one line: an unexpected
+    exception too (its traceback is logged at DEBUG: ``S_CODE_LOG=DEBUG``)."""
     _setup_logging()
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print(f"s-code {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        logging.getLogger("s_code.cli").debug("unexpected error", exc_info=True)
+        text = " ".join(f"{type(exc).__name__}: {exc}".split())
+        print(
+            f"s-code {args.command}: internal error: {text} (S_CODE_LOG=DEBUG shows where)",
+            file=sys.stderr,
+        )
+        return INTERNAL_ERROR
 
 
 if __name__ == "__main__":

@@ -183,7 +183,7 @@ def scan(session: Session, workspace: str) -> Watched:
     files of the user's protected patterns."""
     index = session.tree(workspace)
     index.refresh()
-    extra = index.matching(session.protected.user_matches) if session.protected.extra else []
+    extra = index.matching(session.protected.user_matches) if session.protected.any_files else []
     return Watched(index.git_dirs(), tuple(extra))
 
 

@@ -27,7 +27,7 @@ from s_code.commands.projection import (
 )
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.sandbox import process, tiers, watch
-from s_code.sandbox.launcher import LauncherUnavailable, helper
+from s_code.sandbox.launcher import LauncherUnavailable, cache_dir, helper
 from s_code.sandbox.profile import remove_placeholders
 from s_code.session.session import Session
 
@@ -74,7 +74,7 @@ async def execute(
             profile.tier,
             {"profile": profile},
             str(helper_path),
-            helper_path.parent,
+            cache_dir(),  # the seccomp programs: the shipped helper's directory may be read-only
             list(proj.argv),
         )
         try:

@@ -60,6 +60,33 @@ class Journal:
     def end_turn(self, turn_id: str) -> None:
         self.store.execute(_END_TURN, (time.time(), turn_id))
 
+    def recent_turns(self, limit: int) -> list[dict[str, Any]]:
+        """The newest turns that changed something, newest first, with the files each changed."""
+        rows = self.store.execute(
+            "SELECT t.id, t.began_at, t.ended_at, t.undone_at, r.display FROM turns t "
+            "JOIN undo_records r ON r.turn_id = t.id AND r.status IN ('applied', 'undone') "
+            "WHERE t.id IN (SELECT t2.id FROM turns t2 WHERE t2.workspace_id = ? AND EXISTS "
+            "(SELECT 1 FROM undo_records r2 WHERE r2.turn_id = t2.id AND r2.status IN "
+            "('applied', 'undone')) ORDER BY t2.began_at DESC LIMIT ?) "
+            "ORDER BY t.began_at DESC, r.id",
+            (self.ws.id, limit),
+        )
+        turns: dict[str, dict[str, Any]] = {}
+        for turn_id, began, ended, undone, display in rows:
+            turn = turns.setdefault(
+                turn_id,
+                {
+                    "turnId": turn_id,
+                    "beganAt": began,
+                    "endedAt": ended,
+                    "undone": undone is not None,
+                    "files": [],
+                },
+            )
+            if display not in turn["files"]:
+                turn["files"].append(display)
+        return list(turns.values())
+
     def mark_undone(self, turn_id: str) -> None:
         self.store.execute("UPDATE turns SET undone_at = ? WHERE id = ?", (time.time(), turn_id))
 

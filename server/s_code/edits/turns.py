@@ -27,5 +27,10 @@ async def end_turn(session: Session, turn: str) -> None:
         session.turn = None
 
 
+async def recent(session: Session, limit: int) -> list[dict[str, Any]]:
+    """The turns to offer for undo (kept across restarts), newest first."""
+    return await asyncio.to_thread(journal_of(session).recent_turns, limit)
+
+
 async def undo(session: Session, turn: str) -> dict[str, Any]:
     return await undo_turn(session, journal_of(session), turn)

@@ -17,6 +17,7 @@ from s_code.edits.journal import Journal, UndoRecord
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.session.session import Session
 from s_code.workspace.documents import sha256_hex
+from s_code.workspace.folders import Located
 from s_code.workspace.paths import split_relative
 from s_code.workspace.root import WorkspaceRoot
 from s_code.workspace.writes import read_current, remove_file, remove_temp, write_atomic
@@ -65,6 +66,7 @@ async def _restore(session: Session, rec: UndoRecord, root: WorkspaceRoot) -> st
     if doc is not None and session.editor.can_apply_edit:
         if not await session.editor.apply_edit(doc, original, f"s-code: undo {rec.display}"):
             return "changed_since"
+        session.agent_edited[doc.uri] = Located(root, parts, rec.display)
         return None
     await asyncio.to_thread(
         write_atomic,

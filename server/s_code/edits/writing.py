@@ -241,6 +241,8 @@ async def commit_editor(session: Session, t: Target) -> None:
     """Apply one target to its open buffer as a versioned workspace edit."""
     assert t.doc is not None
     ok = await session.editor.apply_edit(t.doc, t.after.decode("utf-8"), f"s-code: {t.loc.display}")
+    if ok:  # in the buffer, not on disk: saved before a command or git reads the disk
+        session.agent_edited[t.doc.uri] = t.loc
     if not ok:
         raise WriteFailed(
             t,

@@ -63,12 +63,24 @@ def config_files(workspace_root: str | None) -> list[str]:
     return [os.path.join(d, name) for d in dirs for name in ("mcp.json", "hooks.json")]
 
 
+def fingerprint(paths: list[str]) -> tuple[object, ...]:
+    """What changes when any of ``paths`` (or PATH) moves: each one's identity, size and times."""
+    found: list[object] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            found.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        except OSError:
+            found.append(None)
+    return (os.environ.get("PATH", ""), *found)
+
+
 def read_config(path: str) -> bytes | None:
     """A config file's bytes; None when there is none; ValueError when it cannot be used."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, NotADirectoryError):  # no such file (a layer folder that is a
+        return None  # file holds none: tier 1 puts an empty one where .s-code is missing)
     except OSError as exc:
         raise ValueError(f"{path}: cannot be opened ({exc.strerror})") from None
     try:

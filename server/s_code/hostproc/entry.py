@@ -17,6 +17,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from s_code.credentials.handles import handle_names
@@ -63,7 +64,7 @@ class Canonical:
         }
         return tuple(sorted(found))
 
-    @property
+    @cached_property
     def hash(self) -> str:
         body = {
             "kind": self.kind,
@@ -154,6 +155,18 @@ def _scripts(argv: tuple[str, ...], cwd: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+def _named(
+    paths: tuple[str, ...], seen: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    found: list[tuple[str, str]] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        digest = file_sha256(real) if os.path.isfile(real) else None
+        if digest is not None and (real, digest) not in seen and (real, digest) not in found:
+            found.append((real, digest))
+    return tuple(found)
+
+
 def _floating(argv: tuple[str, ...]) -> tuple[str, ...]:
     if os.path.basename(argv[0]) not in _FETCHERS:
         return ()
@@ -178,7 +191,10 @@ def canonical(
     env: tuple[tuple[str, str], ...],
     search_path: str,
     settings: tuple[tuple[str, Any], ...] = (),
+    extra_scripts: tuple[str, ...] = (),
 ) -> Canonical:
+    """``extra_scripts``: absolute paths of files the entry runs that its argv does not name
+    one by one (the words of a hook's shell line); each one that is a file is hashed too."""
     handle_names(argv[1:], dict(env))  # a malformed handle: invalid_params, naming its field
     executable = resolve_executable(argv[0], cwd, search_path)
     notes = _floating(argv)
@@ -194,7 +210,7 @@ def canonical(
         cwd=cwd,
         env=env,
         executable=executable,
-        scripts=_scripts(argv, cwd),
+        scripts=_scripts(argv, cwd) + _named(extra_scripts, _scripts(argv, cwd)),
         settings=settings,
         notes=notes,
     )

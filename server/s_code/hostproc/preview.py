@@ -32,4 +32,6 @@ def host_card(entry: Canonical, redactor: Redactor, tools: tuple[str, ...] = ())
     )
     what = KIND_WORDS.get(entry.kind, entry.kind)
     title = f"Trust the {what} {entry.name!r} ({entry.layer} configuration)"
+    if entry.kind == "terminal":  # one start, asked by the agent: nothing is remembered
+        title = f"Start the background terminal {entry.name!r} (asked by the agent)"
     return Card("host_process", title[:190], f"{entry.kind}:{entry.layer}:{entry.name}", details)

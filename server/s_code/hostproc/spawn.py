@@ -128,6 +128,23 @@ def _owner_alive(pid: int) -> bool:
     return True
 
 
+def kill_session(sid: int, since: int) -> list[int]:
+    """SIGKILL every process of session ``sid`` started at or after ``since`` (clock ticks since
+    boot): what is left of a helper's tree when the helper itself could not end it."""
+    killed: list[int] = []
+    for other in os.listdir("/proc"):
+        if not other.isdigit():
+            continue
+        fields = _stat_fields(int(other))
+        if fields is None or len(fields) <= 19:
+            continue
+        if int(fields[3]) == sid and int(fields[19]) >= since:
+            with contextlib.suppress(OSError):
+                os.kill(int(other), signal.SIGKILL)
+                killed.append(int(other))
+    return killed
+
+
 def reap_orphans(store: Store | None) -> list[int]:
     """Kill what host processes of dead sidecars left: every process still in the session of
     a recorded helper (started after it: a reused pid is not mistaken for it); the pids killed."""
@@ -140,17 +157,11 @@ def reap_orphans(store: Store | None) -> list[int]:
     ):
         if row_boot == boot and _owner_alive(int(owner)) and int(owner) != os.getpid():
             continue  # another live sidecar's process
-        if row_boot == boot:
-            for other in os.listdir("/proc"):
-                if not other.isdigit():
-                    continue
-                fields = _stat_fields(int(other))
-                if fields is None or len(fields) <= 19:
-                    continue
-                if int(fields[3]) == int(pid) and int(fields[19]) >= int(start):  # session
-                    with contextlib.suppress(OSError):
-                        os.kill(int(other), signal.SIGKILL)
-                        killed.append(int(other))
+        # the kernel never gives a pid to a new process while it is still a session's id: a
+        # recorded helper whose pid now leads another process (another start time) left no one
+        now = starttime(int(pid))
+        if row_boot == boot and (now is None or now == int(start)):
+            killed += kill_session(int(pid), int(start))
         store.execute(
             "DELETE FROM host_pids WHERE pid = ? AND starttime = ? AND boot = ?",
             (pid, start, row_boot),

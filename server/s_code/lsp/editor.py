@@ -1,4 +1,5 @@
-"""The editor bridge: agent edits of open buffers go through ``workspace/applyEdit``.
+"""The editor bridge: agent edits of open buffers go through ``workspace/applyEdit``; a client
+that declares ``experimental.sCode.saveDocuments`` saves buffers on ``s-code/documents/save``.
 
 The edit is a versioned ``TextDocumentEdit`` on the document version the server last saw, so an
 editor whose buffer moved on refuses it, and the user's undo stack keeps working. Only the changed
@@ -14,10 +15,12 @@ from collections.abc import Callable
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from s_code.protocol import methods
 from s_code.workspace.documents import OpenDocument
 
 log = logging.getLogger(__name__)
 APPLY_EDIT_TIMEOUT = 60.0
+SAVE_TIMEOUT = 10.0
 
 
 def _lines(text: str) -> list[str]:
@@ -49,9 +52,23 @@ def minimal_edit(old: str, new: str, units: Callable[[str], int]) -> types.TextE
 
 
 class LspEditor:
-    def __init__(self, server: LanguageServer, can_apply_edit: bool) -> None:
+    def __init__(
+        self, server: LanguageServer, can_apply_edit: bool, can_save: bool = False
+    ) -> None:
         self.server = server
         self.can_apply_edit = can_apply_edit
+        self.can_save = can_save
+
+    async def save(self, uris: list[str]) -> None:
+        """Ask the editor to save these buffers; the caller looks at the disk afterwards, so a
+        refusal, an error or no answer only leaves them unsaved."""
+        try:
+            await asyncio.wait_for(
+                self.server.protocol.send_request_async(methods.DOCUMENTS_SAVE, {"uris": uris}),
+                SAVE_TIMEOUT,
+            )
+        except Exception as exc:
+            log.warning("%s failed: %s", methods.DOCUMENTS_SAVE, exc)
 
     async def apply_edit(self, doc: OpenDocument, new_text: str, label: str) -> bool:
         codec = self.server.workspace.position_codec
@@ -103,3 +120,9 @@ def supports_apply_edit(caps: types.ClientCapabilities) -> bool:
     if ws is None or not ws.apply_edit:
         return False
     return bool(ws.workspace_edit and ws.workspace_edit.document_changes)
+
+
+def supports_save(caps: types.ClientCapabilities) -> bool:
+    experimental = caps.experimental if isinstance(caps.experimental, dict) else {}
+    s_code = experimental.get("sCode")
+    return isinstance(s_code, dict) and s_code.get("saveDocuments") is True

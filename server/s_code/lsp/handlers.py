@@ -192,6 +192,22 @@ async def _hosts_revoke(server: SCodeServer, params: Any) -> Any:
     return await _hosts(server).revoke(p["kind"], p["name"], p.get("layer"))
 
 
+async def _turn_list(server: SCodeServer, params: Any) -> Any:
+    from s_code.edits.turns import recent
+
+    p = control_params(params, {"limit": int})
+    limit = p.get("limit", 20)
+    if isinstance(limit, bool) or not 1 <= limit <= 200:
+        raise invalid_params("limit is 1 to 200", "limit")
+    return {"turns": await recent(_session(server), limit)}
+
+
+async def _plan_get(server: SCodeServer, params: Any) -> Any:
+    control_params(params, {})
+    plan = _session(server).plan
+    return plan if plan is not None else {"plan": [], "completed": 0, "total": 0}
+
+
 async def _approval_details(server: SCodeServer, params: Any) -> Any:
     card_id = _required(control_params(params, {"id": str}, ("id",)), "id")
     details = getattr(_session(server).approver, "details", None)
@@ -209,6 +225,8 @@ CONTROL = {
     methods.TURN_BEGIN: _turn_begin,
     methods.TURN_END: _turn_end,
     methods.TURN_UNDO: _turn_undo,
+    methods.TURN_LIST: _turn_list,
+    methods.PLAN_GET: _plan_get,
     methods.SANDBOX_PREVIEW: _sandbox_preview,
     methods.EDIT_FORMAT_GET: _edit_format_get,
     methods.EDIT_FORMAT_SET: _edit_format_set,

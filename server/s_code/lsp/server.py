@@ -25,7 +25,7 @@ from pygls.uris import to_fs_path
 from s_code import __version__
 from s_code.approvals.policy import MODES
 from s_code.lsp.converter import raw_converter
-from s_code.lsp.editor import LspEditor, supports_apply_edit
+from s_code.lsp.editor import LspEditor, supports_apply_edit, supports_save
 from s_code.lsp.overlay import BufferOverlay
 from s_code.lsp.prompts import PromptApprover, can_show_document, wants_approval_cards
 from s_code.protocol import methods
@@ -159,7 +159,7 @@ class SCodeServer(LanguageServer):
             registry=self.registry,
             overlay=self.overlay,
             notify=self._notify,
-            editor=LspEditor(self, supports_apply_edit(caps)),
+            editor=LspEditor(self, supports_apply_edit(caps), supports_save(caps)),
             approver=PromptApprover(
                 self,
                 can_show_document(caps),
@@ -204,9 +204,18 @@ class SCodeServer(LanguageServer):
         if self.hosts is not None:
             await self.hosts.close()
             self.hosts = None
+        elif self._session is not None:  # no MCP layer: still SessionEnd hooks, terminals
+            from s_code.tools.host import end_session
+
+            await end_session(self._session)
 
     def _notify(self, method: str, params: dict[str, Any]) -> None:
-        self.protocol.notify(method, params)
+        """``s-code/*`` params are plain JSON: sent like a result, without pygls' cattrs pass
+        (code mode notifies twice per child call)."""
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        protocol = self.protocol
+        if not (isinstance(protocol, SCodeProtocol) and protocol._send_fast(message)):
+            protocol.notify(method, params)
 
     def close_session(self) -> None:
         self._pending = None

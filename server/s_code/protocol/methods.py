@@ -16,6 +16,8 @@ PERMISSION_MODE_SET = "s-code/permissionMode/set"
 TURN_BEGIN = "s-code/turn/begin"
 TURN_END = "s-code/turn/end"
 TURN_UNDO = "s-code/turn/undo"
+TURN_LIST = "s-code/turn/list"
+PLAN_GET = "s-code/plan/get"
 SANDBOX_PREVIEW = "s-code/sandbox/preview"
 APPROVAL_DETAILS = "s-code/approval/details"
 EDIT_FORMAT_GET = "s-code/editFormat/get"
@@ -37,14 +39,25 @@ GIT_DIFF = "s-code/git/diff"
 GIT_LOG = "s-code/git/log"
 GIT_SHOW = "s-code/git/show"
 GIT_BLAME = "s-code/git/blame"
+CODE_MODE_RUN = "s-code/codeMode/run"
+TERMINAL_START = "s-code/terminal/start"
+TERMINAL_READ = "s-code/terminal/read"
+TERMINAL_WRITE = "s-code/terminal/write"
+TERMINAL_WAIT = "s-code/terminal/wait"
+TERMINAL_KILL = "s-code/terminal/kill"
+TERMINAL_LIST = "s-code/terminal/list"
 
 # Server -> client notifications.
 PLAN_UPDATED = "s-code/planUpdated"
 COMMAND_OUTPUT = "s-code/commandOutput"
+COMMAND_STATUS = "s-code/commandStatus"
 HOST_PROCESSES_UPDATED = "s-code/hostProcesses/updated"
+CODE_MODE_TOOL_CALL = "s-code/codeMode/toolCall"
+TERMINAL_OUTPUT = "s-code/terminalOutput"
 
 # Server -> client requests.
 APPROVAL_REQUEST = "s-code/approval/request"
+DOCUMENTS_SAVE = "s-code/documents/save"
 
 # Every built-in tool's typed method, by tool name: the one table of them. The server advertises
 # and binds these before the tool layer (pydantic models) is imported, and each ToolDef takes its
@@ -62,6 +75,13 @@ TOOL_METHODS = {
     "git_log": GIT_LOG,
     "git_show": GIT_SHOW,
     "git_blame": GIT_BLAME,
+    "code_mode": CODE_MODE_RUN,
+    "terminal_start": TERMINAL_START,
+    "terminal_read": TERMINAL_READ,
+    "terminal_write": TERMINAL_WRITE,
+    "terminal_wait": TERMINAL_WAIT,
+    "terminal_kill": TERMINAL_KILL,
+    "terminal_list": TERMINAL_LIST,
 }
 
 CONTROL_METHODS = (
@@ -72,6 +92,8 @@ CONTROL_METHODS = (
     TURN_BEGIN,
     TURN_END,
     TURN_UNDO,
+    TURN_LIST,
+    PLAN_GET,
     SANDBOX_PREVIEW,
     APPROVAL_DETAILS,
     EDIT_FORMAT_GET,
@@ -80,5 +102,12 @@ CONTROL_METHODS = (
     HOST_PROCESSES_APPROVE,
     HOST_PROCESSES_REVOKE,
 )
-NOTIFICATIONS = (PLAN_UPDATED, COMMAND_OUTPUT, HOST_PROCESSES_UPDATED)
-SERVER_REQUESTS = (APPROVAL_REQUEST,)
+NOTIFICATIONS = (
+    PLAN_UPDATED,
+    COMMAND_OUTPUT,
+    COMMAND_STATUS,
+    HOST_PROCESSES_UPDATED,
+    CODE_MODE_TOOL_CALL,
+    TERMINAL_OUTPUT,
+)
+SERVER_REQUESTS = (APPROVAL_REQUEST, DOCUMENTS_SAVE)

@@ -64,6 +64,11 @@ class Redactor:
         self._exact_values = tuple(exact)
         self.longest_known = max((len(v) for v in exact), default=0)
 
+    @property
+    def known_values(self) -> tuple[str, ...]:
+        """Every exact value hidden, in each encoding (longest first)."""
+        return self._exact_values
+
     def active(self, text: str) -> list[Rule]:
         """The rules whose anchors ``text`` holds: the only ones that can match in it (each
         anchor tested once, however many rules share it)."""

@@ -20,6 +20,14 @@ def _last_anchor(text: str, start: int) -> int:
     return max((f for f in found if f >= start), default=-1)
 
 
+def _first_anchor(text: str, start: int) -> int:
+    """The first position at or after ``start`` where a rule's anchor begins, or -1."""
+    lower = text[start:].lower()
+    found = [(lower.find(a) if a.islower() else text[start:].find(a)) for a in ANCHORS]
+    hits = [start + f for f in found if f >= 0]
+    return min(hits, default=-1)
+
+
 def _unfinished_pem(plain: Plain, cut: int) -> int | None:
     """Where the last PEM block starting before ``cut`` begins, if its END line has not arrived
     (positions in the original; the block is found in the text without colour codes)."""
@@ -82,6 +90,32 @@ class StreamRedactor:
         cut = _settle(plain, cut, found)
         head, self._pending = buf[:cut], buf[cut:]
         return hide(head, [part for (_, end), part in found if end <= cut])
+
+    def flush_idle(self) -> str:
+        """What may be shown now that the stream paused (a prompt waiting for its answer):
+        what is held, except a tail that could still grow into a secret, which waits for more
+        (or for :meth:`flush`): from an anchor on the current line (a token, or a secret's name
+        whose value may follow), or from where the end of the text could begin a known value in
+        one of its encodings, or an anchor."""
+        buf = self._pending
+        if not buf:
+            return ""
+        line_start = buf.rfind("\n") + 1
+        cut = len(buf)
+        anchor = _last_anchor(buf, line_start)
+        if anchor >= 0:  # from the start of the word the first anchor is in
+            first = _first_anchor(buf, line_start)
+            cut = max(buf.rfind(" ", line_start, first), buf.rfind("\t", line_start, first)) + 1
+            cut = max(cut, line_start)
+        for candidate in (*self.redactor.known_values, *ANCHORS):
+            for length in range(min(len(candidate) - 1, len(buf) - line_start), 0, -1):
+                if buf.endswith(candidate[:length]) or (
+                    candidate.islower() and buf.lower().endswith(candidate[:length])
+                ):
+                    cut = min(cut, len(buf) - length)
+                    break
+        head, self._pending = buf[:cut], buf[cut:]
+        return self.redactor.redact(head) if head else ""
 
     def flush(self) -> str:
         rest, self._pending = self._pending, ""

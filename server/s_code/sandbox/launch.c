@@ -39,6 +39,10 @@
  * kills by pid from /proc, for anything that left the group, until none is left or a bounded time
  * has passed.
  *
+ * --version (alone) prints "s-code-launch ID" and exits 0: ID is what the build passed as
+ * S_CODE_LAUNCH_ID (the first 16 hex digits of this file's SHA-256), so the sidecar can tell a
+ * helper that runs here and matches its bundled source from one that does not.
+ *
  * Exit status: the command's, or 128+signal; 125 when the helper itself failed (a one-line reason on
  * stderr, starting "s-code-launch:"), 126 when the command cannot be executed, 127 when not found.
  */
@@ -125,8 +129,16 @@ static void die(const char *what, int err) {
     _exit(125);
 }
 
+#ifndef S_CODE_LAUNCH_ID
+#define S_CODE_LAUNCH_ID "unknown"
+#endif
+
 static void parse(int argc, char **argv, struct options *o) {
     memset(o, 0, sizeof *o);
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        printf("s-code-launch %s\n", S_CODE_LAUNCH_ID);
+        exit(0);
+    }
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];

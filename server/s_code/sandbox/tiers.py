@@ -181,6 +181,7 @@ def _cache_file() -> Path:
         [
             boot,
             launcher.SOURCE.stat().st_mtime_ns,
+            launcher.selection().to_wire(),
             bwrap_binary(),
             sorted(disabled()),
             os.getuid(),

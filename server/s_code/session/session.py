@@ -19,7 +19,7 @@ from s_code.redaction import Redactor, secret_env_values
 from s_code.session.locks import CommandGitLock
 from s_code.state.store import WorkspaceStore
 from s_code.workspace.documents import Documents, OpenDocument, no_overlay
-from s_code.workspace.folders import Folders
+from s_code.workspace.folders import Folders, Located
 from s_code.workspace.gitdirs import TreeIndex
 from s_code.workspace.protected import ProtectedPaths
 
@@ -30,18 +30,26 @@ EDIT_FORMATS: tuple[EditFormat, ...] = ("lines", "text", "patch")
 
 
 class EditorBridge(Protocol):
-    """Edits an open buffer through the editor (``workspace/applyEdit``)."""
+    """Edits an open buffer through the editor (``workspace/applyEdit``), and saves buffers
+    (``s-code/documents/save``) for a client that offers it."""
 
     can_apply_edit: bool
+    can_save: bool
 
     async def apply_edit(self, doc: OpenDocument, new_text: str, label: str) -> bool: ...
+
+    async def save(self, uris: list[str]) -> None: ...
 
 
 class NoEditor:
     can_apply_edit = False
+    can_save = False
 
     async def apply_edit(self, doc: OpenDocument, new_text: str, label: str) -> bool:
         return False
+
+    async def save(self, uris: list[str]) -> None:
+        return None
 
 
 class ToolTable(Protocol):
@@ -83,9 +91,14 @@ class Session:
     trees: dict[str, TreeIndex] = field(default_factory=dict)
     """Per workspace root: its directories and git directories (refreshed per command)."""
     lock: CommandGitLock = field(default_factory=CommandGitLock)
+    agent_edited: dict[str, Located] = field(default_factory=dict)
+    """Open buffers (by URI) the agent edited through the editor: their text may not be on disk,
+    where commands and git read (``edits/unsaved.py``)."""
     loaded_tools: set[str] = field(default_factory=set)
     """Names of the tools tool_search returned: tools/list shows those still registered beside
     the core profile."""
+    on_close: list[Callable[[], None]] = field(default_factory=list)
+    """What a domain started for the session and ends with it (code mode's spare worker)."""
 
     def tree(self, workspace: str) -> TreeIndex:
         """The index of a workspace root's directories (made on first use)."""
@@ -95,6 +108,9 @@ class Session:
         return index
 
     def close(self) -> None:
+        for end in self.on_close:
+            end()
+        self.on_close.clear()
         self.lock.close()
         self.folders.close()
         if self.store is not None:

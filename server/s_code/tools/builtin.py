@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from s_code.tools import command_tools, edit_tools, files, git_tools, plan, search
+from s_code.tools import (
+    code_tools,
+    command_tools,
+    edit_tools,
+    files,
+    git_tools,
+    plan,
+    search,
+    terminal_tools,
+)
 from s_code.tools.registry import Registry
 
 
@@ -15,5 +24,7 @@ def default_registry() -> Registry:
             *search.TOOLS,
             *git_tools.TOOLS,
             *command_tools.TOOLS,
+            *code_tools.TOOLS,
+            *terminal_tools.TOOLS,
         )
     )

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 
 from s_code.commands.projection import check_argv
 from s_code.commands.run import approved, execute
+from s_code.edits.unsaved import UNSAVED_DESCRIPTION, save_before_disk_read
 from s_code.protocol import methods
 from s_code.protocol.models import Args, Result
 from s_code.session.session import Session
@@ -41,6 +42,9 @@ class RunCommandResult(Result):
     argv: list[str]
     sandbox: dict[str, Any]
     protected_changed: list[str] = Field(default_factory=list)
+    unsaved_buffers: list[str] | None = Field(
+        None, description=UNSAVED_DESCRIPTION.format(reader="the command")
+    )
 
     def to_wire(self) -> dict[str, Any]:
         wire = super().to_wire()
@@ -58,11 +62,25 @@ async def _run_command(session: Session, args: RunCommandArgs) -> RunCommandResu
             methods.COMMAND_OUTPUT, {"commandId": command_id, "stream": stream, "text": text}
         )
 
+    unsaved = await save_before_disk_read(session)
+    status = {"commandId": command_id, "argv": shown["argv"], "cwd": shown.get("cwd", ".")}
+    session.notify(methods.COMMAND_STATUS, {**status, "state": "running"})
     try:
         outcome, changed = await execute(session, proj, args.timeout_ms / 1000, on_output)
     except BaseException as exc:
+        session.notify(methods.COMMAND_STATUS, {**status, "state": "failed"})
         await asyncio.to_thread(approval.ran, {"argv": shown["argv"], "error": type(exc).__name__})
         raise
+    session.notify(
+        methods.COMMAND_STATUS,
+        {
+            **status,
+            "state": "exited",
+            "exitCode": outcome.exit_code,
+            "timedOut": outcome.timed_out,
+            "durationMs": outcome.duration_ms,
+        },
+    )
     await asyncio.to_thread(
         approval.ran,
         {
@@ -83,6 +101,7 @@ async def _run_command(session: Session, args: RunCommandArgs) -> RunCommandResu
         argv=shown["argv"],
         sandbox=shown["sandbox"],
         protected_changed=changed,
+        unsaved_buffers=unsaved,
     )
 
 

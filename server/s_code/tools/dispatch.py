@@ -1,17 +1,20 @@
 """The one call path: every face calls a tool through :func:`call`.
 
-LSP's typed methods and ``s-code/tools/call``, the CLI and the demo (and next: hooks, code mode's
-child calls, an MCP face) all come here: find the tool, validate the raw arguments against its
-model or JSON Schema (errors name the field path), run it (a tool that changes anything goes
-through the approval gate inside its handler, with a card projected by the server), and return
-its result as plain JSON, passed through the session's redactor when the tool is a host
-process's.
+LSP's typed methods and ``s-code/tools/call``, the CLI and the demo, code mode's child calls (and
+next: an MCP face) all come here: find the tool, validate the raw arguments against its model or
+JSON Schema (errors name the field path), fire the ``PreToolUse`` hooks (one that blocks, fails or
+is pending stops the call here; one that asks goes through the approval prompt), run it (a tool
+that changes anything goes through the approval gate inside its handler, with a card projected by
+the server), pass its result through the session's redactor when the tool is a host process's,
+and fire the ``PostToolUse`` hooks, which see the result and may withhold it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from s_code.approvals.gate import check
+from s_code.hooks.manager import hooks_for
 from s_code.protocol.errors import SCodeError
 from s_code.session.session import Session
 from s_code.tools.registry import ToolDef
@@ -26,8 +29,16 @@ async def call(session: Session, name: str, raw_args: Any, *, field_prefix: str 
         if field_prefix and "field" in err.data:
             err.data["field"] = f"{field_prefix}.{err.data['field']}".rstrip(".")
         raise
+    hooks = hooks_for(session)
+    asked = await hooks.before(name, raw_args)
+    if asked is not None:  # a hook said "ask": the user decides, in every mode
+        await check(session, "host_tool_destructive", hooks.ask_card(name, raw_args, asked))
     result = await tool.handler(session, args)
     wire = result if isinstance(result, dict) else result.to_wire()
     if tool.redact_result:
         wire = session.redactor.redact_json(wire)
+    asked = await hooks.after(name, raw_args, wire)
+    if asked is not None:  # the tool ran: the user decides whether the agent gets its result
+        card = hooks.ask_card(name, raw_args, asked, ran=True)
+        await check(session, "host_tool_destructive", card)
     return wire

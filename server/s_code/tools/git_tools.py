@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from s_code.edits.unsaved import UNSAVED_DESCRIPTION, save_before_disk_read
 from s_code.git import args as gitargs
 from s_code.git import operations
 from s_code.git.commits import Commit
@@ -116,7 +117,15 @@ class StatusEntryResult(Result):
     submodule: bool = False
 
 
-class GitStatusResult(Result):
+class WorktreeResult(Result):
+    """The result of a git call that reads the working tree, where unsaved buffers are not."""
+
+    unsaved_buffers: list[str] | None = Field(
+        None, description=UNSAVED_DESCRIPTION.format(reader="git")
+    )
+
+
+class GitStatusResult(WorktreeResult):
     branch: str | None = Field(description="The checked-out branch; null when detached.")
     head: str | None = Field(description="HEAD's commit; null before the first commit.")
     upstream: str | None = None
@@ -127,6 +136,7 @@ class GitStatusResult(Result):
 
 
 async def _git_status(session: Session, args: GitStatusArgs) -> GitStatusResult:
+    unsaved = await save_before_disk_read(session)
     async with _aimed(session, [args.path], "path") as t:
         answer = await operations.status(
             t.repo,
@@ -155,6 +165,7 @@ async def _git_status(session: Session, args: GitStatusArgs) -> GitStatusResult:
             for e in s.entries
         ],
         truncated=answer.truncated,
+        unsaved_buffers=unsaved,
     )
 
 
@@ -227,7 +238,7 @@ class GitDiffArgs(Args):
     max_bytes: int = Field(256_000, ge=1_000, le=8_000_000, description="Bound on the diff.")
 
 
-class GitDiffResult(Result):
+class GitDiffResult(WorktreeResult):
     files: list[FileDiffResult]
     truncated: bool = Field(description="max_bytes was reached; the last file may be partial.")
 
@@ -243,6 +254,8 @@ async def _git_diff(session: Session, args: GitDiffArgs) -> GitDiffResult:
     if args.staged and len(revisions) > 1:
         raise invalid_params("staged compares the index with one base revision", "target")
     options = gitargs.options(args.options, "diff")
+    reads_worktree = len(revisions) < 2 and not args.staged
+    unsaved = await save_before_disk_read(session) if reads_worktree else None
     async with _aimed(session, list(args.paths)) as t:
         answer = await operations.diff(
             t.repo,
@@ -254,7 +267,9 @@ async def _git_diff(session: Session, args: GitDiffArgs) -> GitDiffResult:
             options=options,
             max_bytes=args.max_bytes,
         )
-    return GitDiffResult(files=_files(t, answer.files), truncated=answer.truncated)
+    return GitDiffResult(
+        files=_files(t, answer.files), truncated=answer.truncated, unsaved_buffers=unsaved
+    )
 
 
 # -- git_log ---------------------------------------------------------------------------------------
@@ -370,7 +385,7 @@ class BlameCommitResult(Result):
     filename: str = Field(description="The file's path in that commit.")
 
 
-class GitBlameResult(Result):
+class GitBlameResult(WorktreeResult):
     path: str
     lines: list[BlameLineResult]
     commits: dict[str, BlameCommitResult]
@@ -384,6 +399,7 @@ async def _git_blame(session: Session, args: GitBlameArgs) -> GitBlameResult:
     options = gitargs.options(args.options, "blame")
     if not session.folders.locate(args.path).parts:
         raise invalid_params("path must name a file", "path")
+    unsaved = None if revision is not None else await save_before_disk_read(session)
     async with _aimed(session, [args.path], "path", blamed=revision is None) as t:
         answer = await operations.blame(
             t.repo,
@@ -419,6 +435,7 @@ async def _git_blame(session: Session, args: GitBlameArgs) -> GitBlameResult:
             for sha, c in b.commits.items()
         },
         truncated=answer.truncated,
+        unsaved_buffers=unsaved,
     )
 
 

@@ -8,6 +8,7 @@ bridge, the approver and the notifier.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from s_code.approvals.approver import Approver, DenyAll
 from s_code.commands.snapshots import restore_interrupted
 from s_code.edits.recovery import recover_interrupted
+from s_code.hostproc.spawn import reap_orphans
 from s_code.session.locks import CommandGitLock
 from s_code.session.options import SessionOptions
 from s_code.session.session import EditorBridge, NoEditor, Notify, Session, ToolTable
@@ -78,4 +80,31 @@ def open_session(
     session.lock = CommandGitLock(os.path.join(state_dir(), "locks"))
     recover_interrupted(session)
     restore_interrupted(session)
+    if session.store is not None:  # host processes a sidecar killed outright left behind
+        try:
+            reap_orphans(session.store.store)
+        except Exception as exc:
+            log.error("could not reap host processes left by an earlier sidecar: %s", exc)
     return session
+
+
+SESSION_END_S = 10.0
+
+
+async def end_session(session: Session) -> None:
+    """What ends with a session: its SessionEnd hooks run, its terminals are killed (their whole
+    trees, waited for)."""
+    from s_code.hooks.manager import hooks_for
+    from s_code.terminals.manager import existing
+
+    try:
+        hooks = hooks_for(session)
+        await hooks.refresh(if_changed=True)
+        # the client waits for the shutdown reply: at most SESSION_END_S, then the hooks' trees
+        # are ended (their threads see the cancellation)
+        await asyncio.wait_for(hooks.session_event("SessionEnd"), SESSION_END_S)
+    except Exception as exc:
+        log.error("SessionEnd hooks failed: %s", exc)
+    terminals = existing(session)
+    if terminals is not None:
+        await terminals.close()

@@ -1,5 +1,6 @@
 """The session's host processes: MCP servers from both configuration layers, their trust, their
-tools in the registry.
+tools in the registry; with the session's hooks (:mod:`s_code.hooks`) and terminals
+(:mod:`s_code.terminals`) in one list, one notification and one approve/revoke.
 
 An entry runs only while the user's approval matches its hash (:mod:`s_code.hostproc.trust`);
 nothing from the workspace layer starts before that (a cloned repository cannot start a server).
@@ -24,7 +25,8 @@ from s_code.approvals.cards import Card, ToolCallDetails
 from s_code.approvals.gate import check
 from s_code.approvals.policy import Operation
 from s_code.credentials.resolve import resolve
-from s_code.hostproc.config import McpConfig, config_files, load_mcp
+from s_code.hooks.manager import hooks_for
+from s_code.hostproc.config import McpConfig, config_files, fingerprint, load_mcp
 from s_code.hostproc.entry import Canonical, canonical
 from s_code.hostproc.preview import host_card
 from s_code.hostproc.trust import TrustStore, tool_hash
@@ -33,6 +35,8 @@ from s_code.mcp.names import tool_name
 from s_code.protocol import methods
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.session.session import Session
+from s_code.terminals.manager import terminals_for
+from s_code.tools.host import end_session
 from s_code.tools.registry import Registry, ToolDef
 
 log = logging.getLogger(__name__)
@@ -78,6 +82,10 @@ class HostProcesses:
         # interleaved refreshes would each start a server for the same entry
         self._changing = asyncio.Lock()
         registry.explain_missing = self._missing
+        self.hooks = hooks_for(session)
+        self.hooks.announce = self._announce
+        self.terminals = terminals_for(session)
+        self.terminals.announce = self._announce
 
     def _missing(self, name: str) -> SCodeError | None:
         """Why ``mcp__<server>__<tool>`` is not a tool now, when its server is configured."""
@@ -157,18 +165,14 @@ class HostProcesses:
         for e in self.entries.values():
             if e.canon is not None:
                 paths += [e.canon.executable.real or "", *(p for p, _ in e.canon.scripts)]
-        found: list[object] = []
-        for path in paths:
-            try:
-                st = os.stat(path)
-                found.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-            except OSError:
-                found.append(None)
-        return (os.environ.get("PATH", ""), *found)
+        return fingerprint(paths)
 
     async def refresh(self, *, if_changed: bool = False) -> None:
         """Read the configuration again; start what is trusted, stop what no longer is.
         ``if_changed``: only when a file it depends on moved (a call's cheap check)."""
+        await self.hooks.refresh(if_changed=if_changed)
+        if not if_changed:
+            await self.hooks.session_event("SessionStart")  # once per session
         if if_changed and self._seen is not None and self._fingerprint() == self._seen:
             return
         async with self._changing:
@@ -326,7 +330,7 @@ class HostProcesses:
 
     def _find(self, kind: str, name: str, layer: str | None) -> Entry:
         if kind != "mcp":
-            raise invalid_params(f"no host processes of kind {kind!r} yet (only mcp)", "kind")
+            raise invalid_params(f"kind must be mcp, hook or terminal, not {kind!r}", "kind")
         found = [
             e
             for e in self.entries.values()
@@ -364,12 +368,17 @@ class HostProcesses:
             if e.canon is not None and e.canon.notes:
                 item["notes"] = list(e.canon.notes)
             entries.append(item)
+        entries += self.hooks.view() + self.terminals.view()
         return {"entries": entries, "problems": self.problems}
 
     def _announce(self) -> None:
         self.session.notify(methods.HOST_PROCESSES_UPDATED, self.view())
 
     async def approve(self, kind: str, name: str, layer: str | None = None) -> dict[str, Any]:
+        if kind == "hook":
+            return await self.hooks.approve(name, layer)
+        if kind == "terminal":
+            raise invalid_params("a terminal is approved when it starts (terminal_start)", "kind")
         async with self._changing:
             await self._refresh()
             entry = self._find(kind, name, layer)
@@ -419,6 +428,11 @@ class HostProcesses:
         return {"kind": kind, "name": name, "layer": entry.config.layer, "hash": entry.canon.hash}
 
     async def revoke(self, kind: str, name: str, layer: str | None = None) -> dict[str, Any]:
+        if kind == "hook":
+            return await self.hooks.revoke(name, layer)
+        if kind == "terminal":  # the user ends it: the whole tree
+            result = await self.terminals.kill(name)
+            return {"kind": kind, "name": name, "layer": "session", "revoked": result["gone"]}
         async with self._changing:
             return await self._revoke(kind, name, layer)
 
@@ -436,3 +450,4 @@ class HostProcesses:
         for entry in self.entries.values():
             if entry.server is not None:
                 await entry.server.stop()
+        await end_session(self.session)

@@ -34,6 +34,24 @@ class ProtectedPaths:
             from pathspec import GitIgnoreSpec
 
             self._spec = GitIgnoreSpec.from_lines(self.extra)
+        self.held: frozenset[str] = frozenset()
+        """Files s-code runs with the user's authority (the scripts a hook names), relative to
+        a workspace folder: protected like the user's patterns (see :meth:`hold`)."""
+
+    def hold(self, rel_paths: Iterable[str]) -> None:
+        """Protect exactly these workspace-relative files, and everything below the ones that end
+        with ``/`` (directories), replacing what was held before."""
+        self.held = frozenset(fold(p) for p in rel_paths)
+
+    def _held(self, folded: list[str]) -> bool:
+        if "/".join(folded) in self.held:
+            return True
+        return any("/".join(folded[:i]) + "/" in self.held for i in range(1, len(folded) + 1))
+
+    @property
+    def any_files(self) -> bool:
+        """Are there file rules beyond the fixed names (the user's patterns, held files)?"""
+        return bool(self.extra or self.held)
 
     def reason(self, parts: tuple[str, ...]) -> str | None:
         """Why ``parts`` is protected, or None."""
@@ -43,6 +61,8 @@ class ProtectedPaths:
                 return f"{'/'.join(parts[: i + 1])}/ is protected"
         if folded and folded[-1] in PROTECTED_FILES:
             return f"{parts[-1]} is editor or tool auto-run configuration"
+        if self.held and self._held(folded):
+            return "a hook runs it, or it lies beside a hook's script: the agent cannot change it"
         if self._spec is not None:
             rel = "/".join(parts)
             if self._spec.match_file(rel) or self._spec.match_file("/".join(folded)):
@@ -51,6 +71,8 @@ class ProtectedPaths:
 
     def user_matches(self, rel: str, is_dir: bool) -> bool:
         """Does a workspace-relative path match one of the user's own patterns?"""
+        if self.held and self._held([fold(p) for p in rel.split("/")]):
+            return True
         if self._spec is None:
             return False
         path = rel + "/" if is_dir else rel

@@ -1,5 +1,5 @@
 -- User commands: :SCodeMode, :SCodeUndoTurn, :SCodePlan, :SCodeSandboxPreview, :SCodeTools,
--- :SCodeHostProcesses, :SCodeApprove, :SCodeRevoke.
+-- :SCodeHostProcesses, :SCodeApprove, :SCodeRevoke, :SCodeTerminals.
 local methods = require('s_code.methods')
 local ui = require('s_code.ui')
 
@@ -32,13 +32,49 @@ function M.mode(opts)
   end)
 end
 
-function M.undo_turn(opts)
-  local turns = s_code().turns
-  local turn = opts.fargs[1] or turns[#turns]
-  if turn == nil then
-    vim.notify('s-code: no turn to undo', vim.log.levels.WARN)
-    return
+--- "t-1a2b  3 files: a.py, b.py, c.py  (14:02)"
+local function turn_label(t)
+  local files = t.files or {}
+  local shown = table.concat(vim.list_slice(files, 1, 3), ', ')
+  if #files > 3 then
+    shown = shown .. ', …'
   end
+  return ('%s  %d file%s: %s  (%s)'):format(
+    t.turnId,
+    #files,
+    #files == 1 and '' or 's',
+    shown,
+    os.date('%H:%M', math.floor(t.beganAt or 0))
+  )
+end
+
+--- :SCodeUndoTurn [id]: with no id, pick from the server's recent turns (kept across restarts).
+function M.undo_turn(opts)
+  if opts.fargs[1] then
+    return M.undo(opts.fargs[1])
+  end
+  s_code().request(methods.TURN_LIST, vim.empty_dict(), function(err, result)
+    if err then
+      vim.notify('s-code: ' .. err.message, vim.log.levels.ERROR)
+      return
+    end
+    local turns = vim.tbl_filter(function(t)
+      return not t.undone
+    end, result.turns or {})
+    if #turns == 0 then
+      vim.notify('s-code: no turn to undo', vim.log.levels.WARN)
+      return
+    end
+    vim.ui.select(turns, { prompt = 'Undo which turn?', format_item = turn_label }, function(t)
+      if t then
+        M.undo(t.turnId)
+      end
+    end)
+  end)
+end
+
+function M.undo(turn)
+  local turns = s_code().turns
   s_code().request(methods.TURN_UNDO, { turnId = turn }, function(err, result)
     if err then
       vim.notify('s-code: ' .. err.message, vim.log.levels.ERROR)
@@ -65,8 +101,21 @@ function M.undo_turn(opts)
   end)
 end
 
+--- :SCodePlan: the plan buffer; after a restart the plan comes from the server.
 function M.plan()
-  ui.show(ui.scratch('plan'))
+  local handlers = require('s_code.handlers')
+  if handlers.plan ~= nil then
+    ui.show(ui.scratch('plan'))
+    return
+  end
+  s_code().request(methods.PLAN_GET, vim.empty_dict(), function(err, plan)
+    if err then
+      vim.notify('s-code: ' .. err.message, vim.log.levels.ERROR)
+      return
+    end
+    handlers.plan_updated(nil, plan)
+    ui.show(ui.scratch('plan'))
+  end)
 end
 
 function M.sandbox_preview(opts)
@@ -125,10 +174,22 @@ function M.host_processes()
   end)
 end
 
+--- The kind of the host process named `name` as last listed (an MCP server unless it is a hook
+--- or a terminal).
+local function kind_of(name)
+  local hosts = require('s_code.handlers').hosts
+  for _, e in ipairs(hosts and hosts.entries or {}) do
+    if e.name == name then
+      return e.kind
+    end
+  end
+  return 'mcp'
+end
+
 local function host_action(method, verb)
   return function(opts)
     local name = opts.fargs[1]
-    s_code().request(method, { kind = 'mcp', name = name }, function(err)
+    s_code().request(method, { kind = kind_of(name), name = name }, function(err)
       if err then
         vim.notify('s-code: ' .. err.message, vim.log.levels.ERROR)
       else
@@ -140,6 +201,51 @@ end
 
 M.approve = host_action(methods.HOST_PROCESSES_APPROVE, 'approved')
 M.revoke = host_action(methods.HOST_PROCESSES_REVOKE, 'revoked')
+
+--- :SCodeTerminals: pick a background terminal, then show its output or kill it (its whole
+--- process tree; the answer comes once it is gone).
+function M.terminals()
+  local call = { name = 'terminal_list', arguments = vim.empty_dict() }
+  s_code().request(methods.TOOLS_CALL, call, function(err, r)
+    if err then
+      vim.notify('s-code: ' .. err.message, vim.log.levels.ERROR)
+      return
+    end
+    if #r.terminals == 0 then
+      vim.notify('s-code: no background terminals in this session')
+      return
+    end
+    vim.ui.select(r.terminals, {
+      prompt = 's-code terminals (they run outside the sandbox, with your access)',
+      format_item = function(t)
+        local how = t.state
+        if t.exit then
+          how = t.exit.signal and ('killed by ' .. t.exit.signal) or ('exit ' .. tostring(t.exit.code))
+        end
+        return ('%s  %s  %s'):format(t.terminal_id, how, table.concat(t.command, ' '))
+      end,
+    }, function(t)
+      if not t then
+        return
+      end
+      local actions = t.state == 'running' and { 'Show output', 'Kill' } or { 'Show output' }
+      vim.ui.select(actions, { prompt = t.terminal_id }, function(action)
+        if action == 'Show output' then
+          require('s_code.ui').show(require('s_code.ui').scratch('terminal-' .. t.terminal_id))
+        elseif action == 'Kill' then
+          local target = { kind = 'terminal', name = t.terminal_id }
+          s_code().request(methods.HOST_PROCESSES_REVOKE, target, function(kerr)
+            if kerr then
+              vim.notify('s-code: ' .. kerr.message, vim.log.levels.ERROR)
+            else
+              vim.notify('s-code: killed ' .. t.terminal_id)
+            end
+          end)
+        end
+      end)
+    end)
+  end)
+end
 
 function M.tools()
   s_code().request(methods.TOOLS_LIST, vim.empty_dict(), function(err, r)
@@ -166,7 +272,7 @@ function M.register()
   })
   create('SCodeUndoTurn', M.undo_turn, {
     nargs = '?',
-    desc = "s-code: undo a turn's edits (the latest by default)",
+    desc = "s-code: undo a turn's edits (pick from the recent turns)",
     complete = function()
       return vim.fn.reverse(vim.deepcopy(s_code().turns))
     end,
@@ -186,6 +292,7 @@ function M.register()
     desc = 's-code: preview and trust a host process (it runs with your access)',
   })
   create('SCodeRevoke', M.revoke, { nargs = 1, desc = 's-code: revoke a host process' })
+  create('SCodeTerminals', M.terminals, { desc = 's-code: list background terminals, show or kill' })
 end
 
 return M

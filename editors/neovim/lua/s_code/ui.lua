@@ -43,15 +43,57 @@ function M.append(name, text)
   vim.bo[buf].modifiable = false
 end
 
+--- Show `buf` in a window: the one already showing it, else a new split at the bottom.
 ---@param buf integer
-function M.show(buf)
+---@param opts? { focus?: boolean, height?: integer } focus: move the cursor there (default true)
+---@return integer win
+function M.show(buf, opts)
+  opts = opts or {}
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(win) == buf then
-      return
+      return win
     end
   end
+  local from = vim.api.nvim_get_current_win()
   vim.cmd('botright split')
-  vim.api.nvim_win_set_buf(0, buf)
+  local win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(win, buf)
+  if opts.height then
+    vim.api.nvim_win_set_height(win, opts.height)
+  end
+  if opts.focus == false and vim.api.nvim_win_is_valid(from) then
+    vim.api.nvim_set_current_win(from)
+  end
+  return win
+end
+
+--- Close every window showing the scratch buffer `name` (the buffer stays, for next time).
+---@param name string
+function M.close(name)
+  local buf = buffers[name]
+  if buf == nil then
+    return
+  end
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == buf and #vim.api.nvim_list_wins() > 1 then
+      vim.api.nvim_win_close(win, true)
+    end
+  end
+end
+
+--- Keep the windows showing `name` scrolled to its end (an output view that follows).
+---@param name string
+function M.follow(name)
+  local buf = buffers[name]
+  if buf == nil then
+    return
+  end
+  local last = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == buf then
+      vim.api.nvim_win_set_cursor(win, { last, 0 })
+    end
+  end
 end
 
 return M

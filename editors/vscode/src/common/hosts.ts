@@ -10,6 +10,8 @@ export interface HostEntry {
   error?: string;
   tools?: string[];
   toolsPendingApproval?: string[];
+  event?: string; // a hook's
+  matcher?: string;
 }
 
 export interface HostView {
@@ -32,7 +34,12 @@ export function hostItems(view: HostView): HostItem[] {
         ? 'not running until you approve it'
         : e.toolsPendingApproval?.length
           ? `${e.toolsPendingApproval.length} tool(s) changed since approval (hidden)`
-          : e.error ?? `${e.tools?.length ?? 0} tool(s)`;
+          : e.error ??
+          (e.kind === 'hook'
+            ? `${e.event} on ${e.matcher || 'every tool'}`
+            : e.kind === 'terminal'
+              ? 'a background terminal (s-code: Terminals)'
+              : `${e.tools?.length ?? 0} tool(s)`);
     return {
       label: `${e.name}`,
       description: `${e.kind} · ${e.layer} · ${e.state}`,

@@ -1,21 +1,65 @@
-// The embedded agent of the end-to-end test: reads the active editor's file through s-code (the
-// unsaved buffer's revision) and replaces its first line, through s-code's callTool API only.
+// The embedded agent of the end-to-end test: it reads and edits the active editor's file and runs
+// commands through s-code's callTool API only, and says what happened in a notification.
 const vscode = require('vscode');
+
+async function sCode() {
+  return vscode.extensions.getExtension('s-code.s-code').activate();
+}
+
+async function editFirstLine(api, doc, text) {
+  const path = vscode.workspace.asRelativePath(doc.uri);
+  const read = await api.callTool('read_file', { path });
+  const result = await api.callTool('apply_patch', {
+    files: [{ path, expected_revision: read.revision, edits: [{ start_line: 1, end_line: 1, new_text: text }] }],
+  });
+  return { path, read, result };
+}
+
+function report(err) {
+  vscode.window.showErrorMessage(`agent: ${err.data ? err.data.kind : ''} ${err.message}`);
+}
 
 exports.activate = (context) => {
   context.subscriptions.push(
     vscode.commands.registerCommand('sCodeAgent.editActiveFile', async () => {
-      const sCode = await vscode.extensions.getExtension('s-code.s-code').activate();
-      const doc = vscode.window.activeTextEditor.document;
-      const path = vscode.workspace.asRelativePath(doc.uri);
+      const api = await sCode();
       try {
-        const read = await sCode.callTool('read_file', { path });
-        const result = await sCode.callTool('apply_patch', {
-          files: [{ path, expected_revision: read.revision, edits: [{ start_line: 1, end_line: 1, new_text: 'EDITED BY THE AGENT' }] }],
-        });
+        const { read, result } = await editFirstLine(api, vscode.window.activeTextEditor.document, 'EDITED BY THE AGENT');
         vscode.window.showInformationMessage(`agent: applied via ${result.applied[0].via} (read from ${read.source})`);
       } catch (err) {
-        vscode.window.showErrorMessage(`agent: ${err.data ? err.data.kind : ''} ${err.message}`);
+        report(err);
+      }
+    }),
+    // An edit of b.txt a moment later: its approval arrives while the user types in a.txt.
+    vscode.commands.registerCommand('sCodeAgent.editOtherFileSoon', async () => {
+      const api = await sCode();
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      try {
+        const b = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(vscode.workspace.workspaceFolders[0].uri, 'b.txt'));
+        await editFirstLine(api, b, 'SNEAKED IN BY A STRAY KEY');
+        vscode.window.showInformationMessage('agent: the stray-key edit was applied');
+      } catch (err) {
+        report(err);
+      }
+    }),
+    vscode.commands.registerCommand('sCodeAgent.plan', async () => {
+      const api = await sCode();
+      const plan = [
+        { step: 'Write the fix', status: 'completed' },
+        { step: 'Run the tests', status: 'in_progress' },
+      ];
+      await api.callTool('update_plan', { plan });
+      vscode.window.showInformationMessage('agent: the plan is set');
+    }),
+    // Fix the file in its (unsaved) editor, then run a command that reads it from disk.
+    vscode.commands.registerCommand('sCodeAgent.editThenRun', async () => {
+      const api = await sCode();
+      try {
+        const { path } = await editFirstLine(api, vscode.window.activeTextEditor.document, 'FIXED BY THE AGENT');
+        const run = await api.callTool('run_command', { command: ['head', '-n', '1', path] });
+        vscode.window.showInformationMessage(`agent: the command saw: ${run.output.trim()}`);
+      } catch (err) {
+        report(err);
       }
     }),
   );

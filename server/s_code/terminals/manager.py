@@ -1,0 +1,354 @@
+"""The session's background terminals: started after the user approved each one, read by
+cursor, written to, waited on, killed, listed; nothing outlives the session.
+
+Every ``terminal_start`` shows the host-process preview (card kind ``host_process``: it runs
+outside the sandbox with the user's account's access; the exact argv, the program found and its
+hash, the cwd, the environment names and credential handles) and asks, in every mode: one
+approval per start, none remembered. Credential handles in ``env`` or the arguments are resolved
+only then, and their values join the session's redactor before the process can print anything.
+The helper of each terminal is recorded in the state database (:func:`s_code.hostproc.spawn.record`)
+so that a sidecar killed outright has its terminals reaped when the next one starts
+(:func:`s_code.hostproc.spawn.reap_orphans`). At most ``MAX_LIVE`` run at once per session.
+Blocking work — spawning, writing, waiting, killing — runs on worker threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import uuid
+import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from s_code.approvals.cards import Card
+from s_code.approvals.gate import check
+from s_code.credentials.resolve import resolve
+from s_code.hostproc import spawn as hostspawn
+from s_code.hostproc.entry import Canonical, canonical
+from s_code.hostproc.preview import host_card
+from s_code.protocol import methods
+from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
+from s_code.session.session import Session
+from s_code.terminals.process import Terminal
+
+MAX_LIVE = 8
+MAX_KEPT = 32  # ended terminals still listed (their output still readable)
+MAX_WRITE = 64 * 1024
+# Spawning, writing and killing wait in threads of their own, never in the few threads of
+# asyncio's default executor that every other tool's blocking work needs.
+POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="s-code-terminal")
+_BASE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TMPDIR")
+
+
+class Terminals:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.terminals: dict[str, Terminal] = {}
+        self._seq: dict[str, int] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._exited: dict[str, asyncio.Event] = {}
+        self._starting = 0
+        self.announce: Callable[[], None] = lambda: None
+        session.on_close.append(self.close_now)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def get(self, terminal_id: str) -> Terminal:
+        found = self.terminals.get(terminal_id)
+        if found is None:
+            raise SCodeError(
+                ErrorKind.NOT_FOUND,
+                f"no terminal {terminal_id!r} in this session (terminal_list lists them)",
+                terminal_id=terminal_id,
+            )
+        return found
+
+    def live(self) -> list[Terminal]:
+        return [t for t in self.terminals.values() if t.exit is None]
+
+    def _cwd(self, cwd: str | None) -> str:
+        folders = self.session.folders
+        if cwd in (None, "", "."):
+            return folders.primary.real_path
+        located = folders.locate(cwd, "cwd")
+        path = os.path.join(located.root.real_path, *located.parts)
+        if not os.path.isdir(path) or os.path.realpath(path) != path:
+            raise invalid_params(
+                f"cwd {cwd!r} is not a directory of the workspace (no links)", "cwd"
+            )
+        return path
+
+    def _env(self, tty: bool, extra: dict[str, str]) -> dict[str, str]:
+        env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
+        env.update({"PAGER": "cat", "GIT_PAGER": "cat"})
+        env["TERM"] = "xterm-256color" if tty else "dumb"
+        if not tty:
+            env["NO_COLOR"] = "1"
+        env.update(extra)
+        return env
+
+    # -- the reader thread's callbacks (moved onto the event loop) ----------------------------
+
+    def _emit(self, term: Terminal, text: str) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        seq = self._seq[term.id] = self._seq.get(term.id, 0) + 1
+        params = {"terminalId": term.id, "seq": seq, "text": text}
+        term.emitted(len(text))
+
+        def send() -> None:
+            try:
+                self.session.notify(methods.TERMINAL_OUTPUT, params)
+            finally:
+                term.sent(len(text))
+
+        loop.call_soon_threadsafe(send)
+
+    def _exit(self, term: Terminal) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+
+        def done() -> None:
+            hostspawn.forget(self._store(), term.pid)
+            event = self._exited.get(term.id)
+            if event is not None:
+                event.set()
+            self.announce()
+
+        loop.call_soon_threadsafe(done)
+
+    @staticmethod
+    async def _run(fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(POOL, fn, *args)
+
+    def _store(self) -> Any:
+        return self.session.store.store if self.session.store is not None else None
+
+    # -- the tools ----------------------------------------------------------------------------
+
+    async def start(
+        self, command: list[str], cwd: str | None, env: dict[str, str], tty: bool
+    ) -> dict[str, Any]:
+        if not command or not command[0]:
+            raise invalid_params("command must be a non-empty array (the program first)", "command")
+        if len(self.live()) >= MAX_LIVE:
+            raise SCodeError(
+                ErrorKind.LIMIT_EXCEEDED,
+                f"{MAX_LIVE} terminals are running in this session: kill one first (terminal_kill)",
+                limit=MAX_LIVE,
+            )
+        for key in env:
+            if not key or "=" in key or "\0" in key or "\0" in env[key]:
+                raise invalid_params(f"env.{key}: not a valid variable", f"env.{key}")
+        where = await self._run(self._cwd, cwd)
+        terminal_id = "term-" + uuid.uuid4().hex[:8]
+
+        def project() -> Canonical:
+            return canonical(
+                "terminal",
+                terminal_id,
+                "session",
+                "terminal_start (asked by the agent)",
+                tuple(command),
+                where,
+                tuple(sorted(env.items())),
+                os.environ.get("PATH", ""),
+                (("tty", tty),),
+            )
+
+        canon = await asyncio.to_thread(project)
+        if canon.executable.path is None:
+            raise SCodeError(
+                ErrorKind.NOT_FOUND,
+                canon.executable.problem or f"{command[0]!r} was not found",
+                field="command.0",
+            )
+        card = host_card(canon, self.session.redactor)
+
+        async def again() -> Card:
+            # after the prompt: what runs is what was approved (a script rewritten while the
+            # user read the card is asked about anew)
+            nonlocal canon
+            canon = await asyncio.to_thread(project)
+            return host_card(canon, self.session.redactor)
+
+        approval = await check(self.session, "host_process", card, again)  # every start
+        resolved = await asyncio.to_thread(resolve, command[1:], env, field="")
+        self.session.redactor.add_known(resolved.values)
+        if len(self.live()) + self._starting >= MAX_LIVE:  # others started meanwhile
+            raise SCodeError(
+                ErrorKind.LIMIT_EXCEEDED, f"{MAX_LIVE} terminals are running", limit=MAX_LIVE
+            )
+        self._starting += 1  # a slot held until this one is in the table
+        self._loop = asyncio.get_running_loop()
+        term = Terminal(
+            terminal_id,
+            tuple(command),
+            where,
+            tty,
+            self.session.redactor,
+            self._emit,
+            self._exit,
+        )
+        self._exited[terminal_id] = asyncio.Event()
+        argv = [canon.executable.path, *resolved.args]
+        try:
+            await self._run(term.spawn, argv, self._env(tty, resolved.env))
+        except OSError as exc:
+            raise SCodeError(
+                ErrorKind.HOST_PROCESS_FAILED,
+                f"the terminal could not start: {exc.strerror or exc}",
+                terminal_id=terminal_id,
+            ) from None
+        finally:
+            self._starting -= 1
+        self.terminals[terminal_id] = term
+        await asyncio.to_thread(
+            hostspawn.record, self._store(), term.pid, f"terminal:{terminal_id}"
+        )
+        await asyncio.to_thread(approval.ran, {"terminal_id": terminal_id, "argv": list(command)})
+        self._trim()
+        self.announce()
+        return {"terminal_id": terminal_id}
+
+    def _trim(self) -> None:
+        ended = [t for t in self.terminals.values() if t.exit is not None]
+        for old in ended[: max(0, len(ended) - MAX_KEPT)]:
+            self.terminals.pop(old.id, None)
+            self._exited.pop(old.id, None)
+
+    def read(self, terminal_id: str, cursor: int, max_bytes: int) -> dict[str, Any]:
+        term = self.get(terminal_id)
+        exit_ = term.exit  # read before the buffer: an exit seen means all output is in it
+        part = term.buffer.read(cursor, max_bytes)
+        return {
+            "output": part.output,
+            "cursor": part.cursor,
+            "truncated": part.truncated,
+            "omitted_bytes": part.omitted_bytes,
+            "exit": exit_.to_wire() if exit_ is not None else None,
+        }
+
+    async def write(self, terminal_id: str, text: str) -> dict[str, Any]:
+        term = self.get(terminal_id)
+        data = text.encode("utf-8", "surrogatepass")
+        if len(data) > MAX_WRITE:
+            raise invalid_params(f"text is larger than {MAX_WRITE} bytes", "text")
+        if term.exit is not None:
+            raise SCodeError(
+                ErrorKind.HOST_PROCESS_FAILED,
+                f"the terminal {terminal_id!r} has ended",
+                terminal_id=terminal_id,
+            )
+        written = await self._run(term.write, data)
+        if written < len(data):
+            raise SCodeError(
+                ErrorKind.TIMEOUT,
+                f"the terminal {terminal_id!r} took only {written} of {len(data)} bytes "
+                "(it is not reading its input)",
+                terminal_id=terminal_id,
+                written=written,
+            )
+        return {"terminal_id": terminal_id, "written": written}
+
+    async def wait(self, terminal_id: str, timeout_ms: int) -> dict[str, Any]:
+        term = self.get(terminal_id)
+        event = self._exited.get(terminal_id)
+        if term.exit is None and event is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), timeout_ms / 1000)
+        exit_ = term.exit
+        return {
+            "terminal_id": terminal_id,
+            "exit": exit_.to_wire() if exit_ is not None else None,
+            "timed_out": exit_ is None,
+            "cursor": term.buffer.total,
+        }
+
+    async def kill(self, terminal_id: str) -> dict[str, Any]:
+        term = self.get(terminal_id)
+        gone = await self._run(term.kill)
+        if not gone:
+            raise SCodeError(
+                ErrorKind.HOST_PROCESS_FAILED,
+                f"the terminal {terminal_id!r} could not be stopped",
+                terminal_id=terminal_id,
+            )
+        event = self._exited.get(terminal_id)
+        if event is not None:
+            await event.wait()  # its exit is recorded, its pid forgotten
+        exit_ = term.exit
+        return {
+            "terminal_id": terminal_id,
+            "exit": exit_.to_wire() if exit_ else None,
+            "gone": True,
+        }
+
+    def entries(self) -> list[dict[str, Any]]:
+        shown = self.session.redactor.redact_shown
+        return [
+            {
+                "terminal_id": t.id,
+                "command": [shown(a) for a in t.argv],
+                "cwd": t.cwd,
+                "tty": t.tty,
+                "state": t.state,
+                "exit": t.exit.to_wire() if t.exit is not None else None,
+                "bytes": t.buffer.total,
+                "started_at": t.started_at,
+            }
+            for t in self.terminals.values()
+        ]
+
+    def view(self) -> list[dict[str, Any]]:
+        """The terminals as ``hostProcesses/list`` entries."""
+        return [
+            {
+                "kind": "terminal",
+                "name": e["terminal_id"],
+                "layer": "session",
+                "state": "running" if e["state"] == "running" else "stopped",
+                "hash": None,
+                "command": e["command"],
+                "exit": e["exit"],
+            }
+            for e in self.entries()
+        ]
+
+    async def close(self) -> None:
+        """End every terminal (the session ends)."""
+        live = self.live()
+        if live:
+            await asyncio.gather(*(self._run(t.kill) for t in live))
+        for t in live:
+            hostspawn.forget(self._store(), t.pid)
+
+    def close_now(self) -> None:
+        """The same, from a synchronous close: SIGTERM to every helper, then wait for each."""
+        live = self.live()
+        for t in live:
+            t.killed = True
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(t.pid, 15)
+        for t in live:
+            t.kill()
+            hostspawn.forget(self._store(), t.pid)
+
+
+_BY_SESSION: weakref.WeakKeyDictionary[Session, Terminals] = weakref.WeakKeyDictionary()
+
+
+def terminals_for(session: Session) -> Terminals:
+    found = _BY_SESSION.get(session)
+    if found is None:
+        found = _BY_SESSION[session] = Terminals(session)
+    return found
+
+
+def existing(session: Session) -> Terminals | None:
+    return _BY_SESSION.get(session)

@@ -1,0 +1,190 @@
+"""The pure parts of hooks and terminals: hooks.json parsing (the docs' sample included), what a
+hook's outcome means, the head-and-tail buffer's cursors, the idle flush of the stream redactor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from s_code.hooks.config import HookConfig, parse_hooks
+from s_code.hooks.run import Outcome, verdict
+from s_code.redaction import Redactor, StreamRedactor
+from s_code.terminals.buffer import HeadTail
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "host-processes.md"
+
+
+def _hooks_sample() -> str:
+    text = DOC.read_text()
+    start = text.index('```json\n{\n  "hooks"') + len("```json\n")
+    return text[start : text.index("```", start)]
+
+
+def test_the_docs_hooks_sample_parses() -> None:
+    hooks = parse_hooks(_hooks_sample().encode(), "workspace", "hooks.json")
+    assert [h.name for h in hooks] == [
+        "PreToolUse.0.0",
+        "PreToolUse.0.1",
+        "PostToolUse.0.0",
+        "SessionStart.0.0",
+    ]
+    assert all(h.problem is None for h in hooks)
+    assert hooks[1].argv == ("python3", "scripts/audit.py") and hooks[1].on_failure == "allow"
+    assert hooks[0].covers("apply_patch") and not hooks[0].covers("apply_patch_x")
+    assert hooks[2].covers("mcp__notes__read") and not hooks[2].covers("read_file")
+    assert not hooks[3].covers("read_file")  # not a gating event
+
+
+@pytest.mark.parametrize(
+    ("hook", "problem"),
+    [
+        ({"command": "x", "extra": 1}, "unknown key"),
+        ({"type": "prompt", "command": "x"}, "only command hooks"),
+        ({"command": "x", "argv": ["x"]}, "exactly one"),
+        ({"argv": []}, "non-empty array"),
+        ({"command": "x", "timeout": 0}, "timeout"),
+        ({"command": "x", "onFailure": "maybe"}, "onFailure"),
+    ],
+)
+def test_a_broken_hook_is_kept_failed_with_its_reason(
+    hook: dict[str, object], problem: str
+) -> None:
+    data = json.dumps({"hooks": {"PreToolUse": [{"matcher": "x", "hooks": [hook]}]}}).encode()
+    (found,) = parse_hooks(data, "user", "hooks.json")
+    assert found.problem is not None and problem in found.problem
+    assert found.covers("x") and not found.covers("y")  # it still blocks what it covers
+
+
+def test_a_bad_matcher_covers_every_tool() -> None:
+    data = json.dumps({"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"command": "x"}]}]}})
+    (found,) = parse_hooks(data.encode(), "user", "hooks.json")
+    assert found.problem and found.covers("anything")
+    assert HookConfig("h", "user", "f", "*", problem="unreadable").covers("read_file")
+
+
+@pytest.mark.parametrize(
+    ("outcome", "decision"),
+    [
+        (Outcome(0, "", ""), "allow"),
+        (Outcome(0, "some text", ""), "allow"),
+        (Outcome(2, "", "no"), "deny"),
+        (Outcome(1, "", "boom"), "failed"),
+        (Outcome(127, "", "not found"), "failed"),
+        (Outcome(None, "", "", timed_out=True), "failed"),
+        (Outcome(None, "", "", error="could not start"), "failed"),
+        (Outcome(0, '{"decision": "ask", "reason": "r"}', ""), "ask"),
+        (Outcome(0, '{"decision": "block"}', ""), "deny"),
+        (Outcome(0, '{"hookSpecificOutput": {"permissionDecision": "deny"}}', ""), "deny"),
+        (Outcome(0, '{"decision": "maybe"}', ""), "failed"),
+        (Outcome(0, "{not json", ""), "failed"),
+        # the second review: decisions a hook meant that once read as "allow"
+        (Outcome(0, '\ufeff{"decision": "deny"}', ""), "deny"),
+        (Outcome(0, 'checking...\n{"decision": "deny"}', ""), "deny"),
+        (
+            Outcome(
+                0, '{"decision": "deny", "hookSpecificOutput": {"permissionDecision": null}}', ""
+            ),
+            "deny",
+        ),
+        (
+            Outcome(
+                0, '{"decision": "deny", "hookSpecificOutput": {"permissionDecision": "allow"}}', ""
+            ),
+            "deny",
+        ),
+        (Outcome(0, '{"continue": false, "stopReason": "no"}', ""), "deny"),
+        (Outcome(0, 'log "decision": "deny" broken', ""), "failed"),
+    ],
+)
+def test_what_an_outcome_decides(outcome: Outcome, decision: str) -> None:
+    assert verdict(outcome, 5).decision == decision
+
+
+@pytest.mark.parametrize(
+    ("matcher", "allowed"),
+    [
+        ("apply_patch|write_file", True),
+        ("mcp__.*", True),
+        ("^read_.*$", True),
+        ("[a-z_]+", True),
+        ("(\\w|\\w|\\w|\\w)*X", False),  # the review's: seconds per call, growing with names
+        ("(a+)+b", False),
+        (".*.*.*.*X", False),
+    ],
+)
+def test_matchers_are_tool_name_patterns_that_cannot_backtrack_for_long(
+    matcher: str, allowed: bool
+) -> None:
+    import time
+
+    data = json.dumps(
+        {"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": [{"command": "x"}]}]}}
+    )
+    (found,) = parse_hooks(data.encode(), "user", "hooks.json")
+    assert (found.problem is None) is allowed, found.problem
+    t0 = time.perf_counter()
+    found.covers("a" * 40 + "_tool_with_a_long_name")
+    assert time.perf_counter() - t0 < 0.05  # a refused matcher is never run: it covers all
+    if matcher == "(a+)+b":  # positive control: run, the pattern backtracks (doubling per a)
+        import re
+
+        t0 = time.perf_counter()
+        re.fullmatch(matcher, "a" * 22)
+        assert time.perf_counter() - t0 > 0.05
+
+
+def test_head_and_tail_cursors() -> None:
+    buf = HeadTail(head=10, tail=20)
+    stream = bytes(range(48, 48 + 50))  # 50 ASCII bytes
+    for i in range(0, 50, 7):
+        buf.append(stream[i : i + 7])
+    assert buf.total == 50 and buf.dropped == 20
+    first = buf.read(0, 100)
+    assert first.output.encode() == stream[:10] and first.cursor == 10 and first.truncated
+    second = buf.read(first.cursor, 100)
+    assert second.omitted_bytes == 20 and second.output.encode() == stream[30:]
+    assert second.cursor == 50 and not second.truncated
+    assert buf.read(35, 5).output.encode() == stream[35:40]
+
+
+def test_a_read_never_splits_a_character() -> None:
+    buf = HeadTail(head=4, tail=9)
+    buf.append("ééééééééé".encode())  # 18 bytes: the drop cuts inside a character
+    part = buf.read(4, 100)
+    assert "\ufffd" not in part.output and part.cursor == 18
+    assert part.omitted_bytes == 6  # 5 dropped, and the half character after them
+    assert buf.read(0, 3).output == "é"
+
+
+def test_the_idle_flush_shows_a_prompt_and_holds_what_may_be_a_secret() -> None:
+    secret = "s3cr3t-value-0123456789"
+    stream = StreamRedactor(Redactor([secret]))
+    assert stream.feed("name? ") == "" and stream.flush_idle() == "name? "
+    assert stream.feed("here s3cr3t-va") == ""
+    assert stream.flush_idle() == "here "  # the start of the value waits
+    assert stream.feed("lue-0123456789\n") == "[REDACTED]\n"
+    assert stream.feed("api_token=abc") == "" and stream.flush_idle() == ""  # a name, a value?
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        ("./hooks/a.sh;./hooks/b.sh", {"/ws/hooks/a.sh", "/ws/hooks/b.sh"}),
+        ('bash -c "./hooks/y.sh z"', {"/ws/hooks/y.sh"}),
+        ("echo $(./hooks/x.sh) `./hooks/w.sh`", {"/ws/hooks/x.sh", "/ws/hooks/w.sh"}),
+        (
+            '"$CLAUDE_PROJECT_DIR"/h/c.sh && ${S_CODE_PROJECT_DIR}/h/d.sh',
+            {"/ws/h/c.sh", "/ws/h/d.sh"},
+        ),
+        ("python3 hooks/g.py|tee log/out", {"/ws/hooks/g.py", "/ws/log/out"}),
+    ],
+)
+def test_every_file_a_shell_line_names_is_found(line: str, named: set[str]) -> None:
+    """What the shell would run is bound to the trust and held from the agent, however the line
+    strings its commands together."""
+    from s_code.hooks.paths import named_paths
+
+    cfg = HookConfig("PreToolUse.0.0", "workspace", "hooks.json", "PreToolUse", command=line)
+    assert named <= set(named_paths(cfg, "/ws", "/ws"))
