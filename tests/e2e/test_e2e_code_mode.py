@@ -177,7 +177,8 @@ async def test_a_hostile_script_is_stopped_while_the_server_answers(
 ) -> None:
     code, kind, limit = HOSTILE[name]
     t0 = time.monotonic()
-    err = await _responsive_while(client, code, timeout_ms=1500)
+    # a run that should stop at its own limit gets time enough to reach it on a loaded machine
+    err = await _responsive_while(client, code, timeout_ms=1500 if kind == "timeout" else 10_000)
     elapsed = time.monotonic() - t0
     assert not isinstance(err, dict), err
     assert err.data["kind"] == kind, err.data
@@ -187,7 +188,7 @@ async def test_a_hostile_script_is_stopped_while_the_server_answers(
     if kind == "timeout":
         assert 1.4 < elapsed < 5
     else:
-        assert elapsed < 5
+        assert elapsed < 10
     if limit == "calls":
         assert len(err.data["calls"]) == 200  # recorded though the run was killed
     if "after a child call" in name:
