@@ -339,8 +339,10 @@ def main() -> int:
             "line": None,
         }
     if outcome["t"] == "error" and outcome.get("name") == "InternalError":
-        if "out of memory" in outcome.get("message", ""):
-            outcome = {"t": "limit", "limit": "memory", "message": outcome["message"]}
+        message = outcome.get("message", "")
+        if "out of memory" in message or not message.strip():
+            # QuickJS out of memory can leave no room even for its message: an empty one
+            outcome = {"t": "limit", "limit": "memory", "message": message or "out of memory"}
         elif "stack overflow" in outcome.get("message", ""):
             outcome = {"t": "limit", "limit": "stack", "message": outcome["message"]}
     outcome["logs"] = run.logs.text()
