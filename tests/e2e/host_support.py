@@ -13,12 +13,14 @@ from typing import Any
 
 from s_code.client import StdioClient
 from s_code.protocol import methods
-from tests.e2e.mcp_support import Editor
+from tests.e2e.mcp_support import Editor, ServerLab
 
 SECRET = "term-sk-5be1c0d3a9f2477e8c61"
 
 
-class HostLab:
+class HostLab(ServerLab):
+    default_mode = "workspace"
+
     def __init__(self, base: Path) -> None:
         self.base = base
         self.ws = base / "ws"
@@ -57,21 +59,6 @@ class HostLab:
 
     # -- the client ---------------------------------------------------------------------------
 
-    def start(self, mode: str = "workspace") -> StdioClient:
-        self.client = StdioClient(
-            [sys.executable, "-m", "s_code", "serve"], env=self.env, on_request=self.editor
-        )
-        self.client.initialize(
-            str(self.ws),
-            capabilities={"window": {"showDocument": {"support": True}}},
-            options={"permissionMode": mode},
-        )
-        return self.client
-
-    def call(self, method: str, params: Any = None, timeout: float = 30) -> Any:
-        assert self.client is not None
-        return self.client.request(method, params if params is not None else {}, timeout)
-
     def tool(self, name: str, arguments: dict[str, Any], timeout: float = 30) -> Any:
         return self.call(methods.TOOLS_CALL, {"name": name, "arguments": arguments}, timeout)
 
@@ -107,11 +94,6 @@ class HostLab:
             methods.APPLY_PATCH,
             {"files": [{"path": path, "expected_revision": read["revision"], "content": content}]},
         )
-
-    def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
-            self.client = None
 
 
 def host_lab(tmp_path: Path) -> Iterator[HostLab]:

@@ -40,7 +40,37 @@ class Editor:
         return None
 
 
-class Lab:
+class ServerLab:
+    """A real server over stdio for a lab's workspace (``ws``, ``env``, ``editor``)."""
+
+    ws: Path
+    env: dict[str, str]
+    editor: Editor
+    client: StdioClient | None = None
+    default_mode = "manual"
+
+    def start(self, mode: str | None = None) -> StdioClient:
+        self.client = StdioClient(
+            [sys.executable, "-m", "s_code", "serve"], env=self.env, on_request=self.editor
+        )
+        self.client.initialize(
+            str(self.ws),
+            capabilities={"window": {"showDocument": {"support": True}}},
+            options={"permissionMode": mode or self.default_mode},
+        )
+        return self.client
+
+    def call(self, method: str, params: Any = None, timeout: float = 30) -> Any:
+        assert self.client is not None
+        return self.client.request(method, params if params is not None else {}, timeout)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+
+class Lab(ServerLab):
     """A workspace whose ``.s-code/mcp.json`` names the sample server (copied into the
     workspace, so its content is part of the trust hash), an isolated user config and state."""
 
@@ -72,21 +102,6 @@ class Lab:
         entry.update(server)
         (self.ws / ".s-code" / "mcp.json").write_text(json.dumps({"mcpServers": {"notes": entry}}))
 
-    def start(self, mode: str = "manual") -> StdioClient:
-        self.client = StdioClient(
-            [sys.executable, "-m", "s_code", "serve"], env=self.env, on_request=self.editor
-        )
-        self.client.initialize(
-            str(self.ws),
-            capabilities={"window": {"showDocument": {"support": True}}},
-            options={"permissionMode": mode},
-        )
-        return self.client
-
-    def call(self, method: str, params: Any = None, timeout: float = 30) -> Any:
-        assert self.client is not None
-        return self.client.request(method, params if params is not None else {}, timeout)
-
     def entry(self) -> dict[str, Any]:
         listed = self.call(methods.HOST_PROCESSES_LIST)
         (found,) = [e for e in listed["entries"] if e["name"] == "notes"]
@@ -105,11 +120,6 @@ class Lab:
         return self.call(
             methods.TOOLS_CALL, {"name": f"mcp__notes__{name}", "arguments": arguments}, timeout
         )
-
-    def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
-            self.client = None
 
 
 processes_with = alive  # processes whose command line holds a marker
