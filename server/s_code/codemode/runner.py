@@ -160,9 +160,10 @@ class Run:
             details["logs"] = logs
         return SCodeError(kind, message, **details)
 
-    async def child_call(self, name: str, raw_args: Any) -> str:
+    async def child_call(self, name: str, raw_args: Any) -> tuple[str, ChildCall]:
         """One child call: checked, notified, dispatched; the answer the worker reads (a JSON
-        line: ``{"ok": result}`` or ``{"error": {kind, message, ...}}``)."""
+        line: ``{"ok": result}`` or ``{"error": {kind, message, ...}}``) and the call, whose
+        closing notification the caller sends once the worker has its answer."""
         if len(self.calls) >= self.limits.max_calls:
             raise _Stop(
                 self._error(
@@ -174,7 +175,8 @@ class Run:
             )
         args = _clean(raw_args)
         call_id = f"{self.run_id}.{len(self.calls) + 1}"
-        call = ChildCall(call_id, self.host.redact(name), self.host.redact(args))
+        shown_name, shown_args = self.host.redact([name, args])
+        call = ChildCall(call_id, shown_name, shown_args)
         self.calls.append(call)
         self._notify(call)
         t0 = time.perf_counter()
@@ -191,17 +193,15 @@ class Run:
             else:
                 call.status = "error"
             call.error = err.kind.value
-            self._notify(call)
             error = {"kind": err.kind.value, "message": err.message, **err.data}
-            return json.dumps({"error": error}, ensure_ascii=False)
+            return json.dumps({"error": error}, ensure_ascii=False), call
         except Exception:  # a tool's own failure: the script sees an internal error
             log.exception("code mode: %s failed", name)
             call.status = "error"
             call.error = ErrorKind.INTERNAL.value
             call.duration_ms = round((time.perf_counter() - t0) * 1000)
-            self._notify(call)
             error = {"kind": ErrorKind.INTERNAL.value, "message": f"{name} failed unexpectedly"}
-            return json.dumps({"error": error})
+            return json.dumps({"error": error}), call
         except BaseException:  # cancelled: the deadline, or $/cancelRequest
             call.status = "cancelled"
             call.duration_ms = round((time.perf_counter() - t0) * 1000)
@@ -226,8 +226,7 @@ class Run:
                 )
             )
         call.status = "ok"
-        self._notify(call)
-        return '{"ok":' + text + "}"
+        return '{"ok":' + text + "}", call
 
     async def converse(self, worker: Worker, code: str) -> Outcome:
         """Hand the job to the worker and answer it until it is done."""
@@ -277,8 +276,12 @@ class Run:
                 if message.get("t") == "call":
                     if len(line) > self.limits.max_args_chars + 1024:
                         raise _Stop(self._too_large())
-                    answer = await self.child_call(str(message.get("name")), message.get("args"))
+                    answer, call = await self.child_call(
+                        str(message.get("name")), message.get("args")
+                    )
                     writer.write(answer.encode("utf-8", "surrogatepass") + b"\n")
+                    # notified once the worker has its answer: it goes on meanwhile
+                    self._notify(call)
                     await writer.drain()
                     continue
                 return self._finish(message)
@@ -398,10 +401,13 @@ async def run(pool: Pool, host: Host, code: str, limits: Limits | None = None) -
     state = Run(host, chosen)
     deadline = asyncio.timeout(chosen.timeout_ms / 1000)
     worker: Worker | None = None
+    finished = False
     try:
         async with deadline, pool.slots:
             worker = await pool.take()
-            return await state.converse(worker, code)
+            outcome = await state.converse(worker, code)
+            finished = True
+            return outcome
     except _Stop as stop:
         raise stop.error from None
     except TimeoutError:
@@ -414,5 +420,5 @@ async def run(pool: Pool, host: Host, code: str, limits: Limits | None = None) -
         ) from None
     finally:
         if worker is not None:
-            worker.end_soon()
+            worker.end_soon(finished=finished)
             pool.ended()

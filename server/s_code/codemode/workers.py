@@ -54,21 +54,28 @@ class Worker:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 kill(self.proc.pid, signal.SIGKILL)
 
-    def end_soon(self) -> None:
-        """Killed now, reaped on a worker thread (the reply does not wait for it)."""
-        self.kill()
+    def end_soon(self, *, finished: bool = False) -> None:
+        """Ended, and reaped on a worker thread so the reply does not wait for it. One still
+        running is killed now; one that ``finished`` (sent its outcome, and waits on its stdin
+        to be killed) is killed on that thread too: a process woken to die can hold the CPU of
+        the thread that signalled it until it is gone."""
+        if not finished:
+            self.kill()
         task = asyncio.get_running_loop().create_task(self.end())
         _REAPING.add(task)
         task.add_done_callback(_REAPING.discard)
 
     async def end(self) -> int | None:
         """Killed and reaped; its exit status (negative: the signal)."""
-        self.kill()
         for pipe in (self.proc.stdin, self.proc.stdout):
             if pipe is not None and not pipe.closed:
                 with contextlib.suppress(OSError):
                     pipe.close()
-        return await asyncio.to_thread(self.proc.wait)
+        return await asyncio.to_thread(self._kill_and_wait)
+
+    def _kill_and_wait(self) -> int:
+        self.kill()
+        return self.proc.wait()
 
 
 _REAPING: set[asyncio.Task[int | None]] = set()

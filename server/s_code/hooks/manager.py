@@ -71,6 +71,7 @@ class Hooks:
         )
         self.entries: dict[tuple[str, str], HookEntry] = {}
         self._seen: tuple[object, ...] | None = None
+        self._watched: list[str] | None = None
         self._lock = asyncio.Lock()
         self._started = False
         self._errors: dict[str, str] = {}  # the last failure of each hook, by its hash
@@ -142,12 +143,16 @@ class Hooks:
         self.session.protected.hold(held)
 
     def _fingerprint(self) -> tuple[object, ...]:
-        paths = [p for p in config_files(self.workspace) if p.endswith("hooks.json")]
-        for e in self.entries.values():
-            paths += list(e.named)
-            if e.canon is not None:
-                paths += [e.canon.executable.real or "", *(p for p, _ in e.canon.scripts)]
-        return fingerprint(paths)
+        """Checked before every tool call: only the stats of the watched files (listed once
+        per read of the configuration)."""
+        if self._watched is None:
+            paths = [p for p in config_files(self.workspace) if p.endswith("hooks.json")]
+            for e in self.entries.values():
+                paths += list(e.named)
+                if e.canon is not None:
+                    paths += [e.canon.executable.real or "", *(p for p, _ in e.canon.scripts)]
+            self._watched = paths
+        return fingerprint(self._watched)
 
     async def refresh(self, *, if_changed: bool = False) -> None:
         """Read both layers again (``if_changed``: only when a file they depend on moved).
@@ -166,7 +171,7 @@ class Hooks:
             before = {k: self.state(e) for k, e in self.entries.items()}
             self._seen = self._fingerprint()
             fresh = await asyncio.to_thread(self._read)
-            self.entries = fresh
+            self.entries, self._watched = fresh, None
             self._seen = self._fingerprint()
             if {k: self.state(e) for k, e in self.entries.items()} != before:
                 self.announce()

@@ -169,17 +169,48 @@ async def read_message(reader: Any, limit: int = MAX_BODY_BYTES) -> bytes | None
 
 
 class FdWriter:
-    """pygls' writer interface over a raw fd: one write(2) per message, no buffer copy."""
+    """pygls' writer interface over a raw fd.
+
+    What the event loop writes during one turn of it (a code-mode child call's two
+    notifications, a reply and the notification before it) goes out in one write(2) when the
+    task yields: one wake-up of the editor, not one per message. Messages are never reordered:
+    another thread's write sends what is waiting first."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self._pending: list[bytes] = []
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def write(self, data: bytes) -> None:
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        with self._lock:
+            self._pending.append(data)
+            if loop is None:  # another thread, or no loop yet: now, after what waits
+                self._flush_locked()
+                return
+            if len(self._pending) > 1:  # a flush is already scheduled
+                return
+        loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        data, self._pending = b"".join(self._pending), []
         view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view) :]
+        try:
+            while view:
+                view = view[os.write(self.fd, view) :]
+        except OSError as exc:  # the editor is gone: its stdin's end stops the loop
+            log.error("could not write to the editor: %s", exc)
 
     def close(self) -> None:
+        self.flush()
         with contextlib.suppress(OSError):
             os.close(self.fd)
 
@@ -243,7 +274,8 @@ def run_until_exit(main: Any, server: LanguageServer) -> int:
 
 def serve_stdio(server: LanguageServer) -> int:
     proto_in, proto_out = take_stdio()
-    server.protocol.set_writer(FdWriter(proto_out))
+    writer = FdWriter(proto_out)
+    server.protocol.set_writer(writer)
     loop = MessageLoop(server)
 
     async def main() -> None:
@@ -256,4 +288,7 @@ def serve_stdio(server: LanguageServer) -> int:
         ).start()
         await loop.run(stream)
 
-    return run_until_exit(main, server)
+    try:
+        return run_until_exit(main, server)
+    finally:
+        writer.flush()
