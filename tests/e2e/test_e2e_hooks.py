@@ -8,13 +8,15 @@ through, so a passing test is not a call that would have failed anyway.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from s_code.client import RpcError
+from s_code.client import RpcError, StdioClient
 from s_code.protocol import methods
 from tests.e2e.host_support import HostLab, host_lab
 
@@ -281,3 +283,50 @@ def test_a_post_tool_use_ask_lets_the_user_withhold_the_result(lab: HostLab) -> 
     with pytest.raises(RpcError) as err:
         lab.call(methods.READ_FILE, {"path": "src/app.py"})
     assert err.value.kind == "approval_denied"
+
+
+def test_a_hooks_json_in_a_second_folder_is_named_as_not_read(tmp_path: Path) -> None:
+    """The workspace layer is the first folder's .s-code/: a guard configured in another folder
+    does nothing, and the user is told so at start and in hostProcesses/list, never silently."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for root in (first, second):
+        (root / ".s-code").mkdir(parents=True)
+    guard = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"argv": ["/bin/false"]}]}]}}
+    (second / ".s-code" / "hooks.json").write_text(json.dumps(guard))
+    env = dict(os.environ, S_CODE_STATE_DIR=str(tmp_path / "state"))
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    client = StdioClient([sys.executable, "-m", "s_code", "serve"], env=env)
+    try:
+        folders = [{"uri": root.as_uri(), "name": root.name} for root in (first, second)]
+        client.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": first.as_uri(),
+                "workspaceFolders": folders,
+                "capabilities": {},
+            },
+        )
+        client.notify("initialized", {})
+        listed = client.request(methods.HOST_PROCESSES_LIST, {})
+        shown = [
+            n["params"]["message"]
+            for n in client.notifications
+            if n["method"] == "window/showMessage"
+        ]
+    finally:
+        client.close()
+    wanted = f"{second / '.s-code' / 'hooks.json'} is not read"
+    assert any(p.startswith(wanted) for p in listed["problems"]), listed
+    assert any(m.startswith(wanted) for m in shown), shown
+    assert not [e for e in listed["entries"] if e["kind"] == "hook"]
+    # positive control: in the first folder the same file is read (a pending hook)
+    (first / ".s-code" / "hooks.json").write_text(json.dumps(guard))
+    client = StdioClient([sys.executable, "-m", "s_code", "serve"], env=env)
+    try:
+        client.initialize(str(first))
+        entries = client.request(methods.HOST_PROCESSES_LIST, {})["entries"]
+    finally:
+        client.close()
+    hooks = [e for e in entries if e["kind"] == "hook"]
+    assert [e["state"] for e in hooks] == ["pending"], hooks

@@ -171,6 +171,9 @@ def test_h4_terminal_output_never_holds_the_secret_split_or_encoded(lab: HostLab
         "out(base64.b64encode(t.encode()).decode() + '\\n')\n"
         "out(base64.b64encode(b'x' + t.encode()).decode() + '\\n')\n"
         "out(urllib.parse.quote(t) + ' ' + t.encode().hex() + '\\n')\n"
+        "out(t.encode().hex().upper() + '\\n')\n"
+        "sys.stdout.flush(); sys.stdout.buffer.write(t.encode('utf-16-le') + b'\\n')\n"
+        "sys.stdout.buffer.write(t.encode('utf-16-be') + b'\\n'); sys.stdout.flush()\n"
         "for ch in t: out(ch)\n"
         "out('\\n')\n"
         "out('sha ' + hashlib.sha256(t.encode()).hexdigest() + '\\n')\n"
@@ -188,6 +191,7 @@ def test_h4_terminal_output_never_holds_the_secret_split_or_encoded(lab: HostLab
     streamed = [n["text"] for n in lab.notifications(methods.TERMINAL_OUTPUT)]
     whole = "".join(streamed)
     forms = [SECRET, base64.b64encode(SECRET.encode()).decode()[:-4], SECRET.encode().hex()]
+    forms += [SECRET.encode().hex().upper(), "\0".join(SECRET)]
     for form in forms:
         assert form not in out and form not in whole
     # no chunk, and no pair of neighbouring chunks, holds a long piece of it

@@ -147,10 +147,11 @@ def _group(event: str, i: int, raw: Any, layer: Layer, file: str) -> list[HookCo
     if event not in EVENTS:
         return [_failed(base, f"hooks.{event}: unknown event (known: {', '.join(EVENTS)})")]
     try:
-        re.compile(matcher)
+        if matcher != "*":  # Claude Code's "every tool", as "" is
+            re.compile(matcher)
     except re.error as exc:
         return [_failed(base, f"{where}.matcher is not a valid regular expression ({exc})")]
-    if not simple_matcher(matcher):
+    if matcher != "*" and not simple_matcher(matcher):
         return [
             _failed(
                 base,

@@ -63,6 +63,22 @@ def config_files(workspace_root: str | None) -> list[str]:
     return [os.path.join(d, name) for d in dirs for name in ("mcp.json", "hooks.json")]
 
 
+def unread_layers(roots: list[str]) -> list[str]:
+    """Why a configuration file in a workspace folder after the first does nothing: the
+    workspace layer is the first folder's ``.s-code/`` only (a hooks.json meant to guard
+    another folder must not be silently ignored)."""
+    out = []
+    for root in roots[1:]:
+        for path in config_files(root)[2:]:
+            if os.path.lexists(path):
+                out.append(
+                    f"{path} is not read: the workspace layer is the first workspace folder's "
+                    f"({workspace_dir(roots[0])}); move it there, or open {root} as the first "
+                    "folder"
+                )
+    return out
+
+
 def fingerprint(paths: list[str]) -> tuple[object, ...]:
     """What changes when any of ``paths`` (or PATH) moves: each one's identity, size and times."""
     found: list[object] = []

@@ -153,7 +153,7 @@ class SCodeServer(LanguageServer):
             return None
         self.overlay.workspace = self.workspace
         caps = params.capabilities
-        return open_session(
+        session = open_session(
             folders,
             options,
             registry=self.registry,
@@ -167,6 +167,11 @@ class SCodeServer(LanguageServer):
                 cards_dir=os.path.join(state_dir(), "cards"),
             ),
         )
+        if session is not None:
+            from s_code.hostproc.config import unread_layers
+
+            self.init_warnings += unread_layers([r.real_path for r in session.folders.roots])
+        return session
 
     def start_hosts(self) -> None:
         """When there is host-process configuration, read it and start what the user trusts,

@@ -25,10 +25,12 @@ _SECRET_NAME = re.compile(r"(?i)(token|secret|password|passwd|api_?key|private_?
 
 def variants(value: str) -> set[str]:
     """A known value and the encodings it commonly travels in: URL-quoted, JSON-escaped,
-    shell-quoted, hex, and base64 at each of the three alignments it can have inside a longer
-    encoded string (the characters that do not depend on its neighbours)."""
+    shell-quoted, hex (either case), UTF-16 as UTF-8 output shows it (a NUL beside each ASCII
+    character, either byte order), and base64 at each of the three alignments it can have inside
+    a longer encoded string (the characters that do not depend on its neighbours)."""
     raw = value.encode()
     out = {value, quote(value, safe=""), json.dumps(value)[1:-1], shlex.quote(value), raw.hex()}
+    out |= {raw.hex().upper(), "\0".join(value)}
     for enc in (base64.b64encode, base64.urlsafe_b64encode):
         out.add(enc(raw).decode().rstrip("="))
         for offset in (1, 2):

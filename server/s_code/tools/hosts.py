@@ -26,7 +26,13 @@ from s_code.approvals.gate import check
 from s_code.approvals.policy import Operation
 from s_code.credentials.resolve import resolve
 from s_code.hooks.manager import hooks_for
-from s_code.hostproc.config import McpConfig, config_files, fingerprint, load_mcp
+from s_code.hostproc.config import (
+    McpConfig,
+    config_files,
+    fingerprint,
+    load_mcp,
+    unread_layers,
+)
 from s_code.hostproc.entry import Canonical, canonical
 from s_code.hostproc.preview import host_card
 from s_code.hostproc.trust import TrustStore, tool_hash
@@ -139,7 +145,8 @@ class HostProcesses:
     def _read(self) -> list[Entry]:
         """On a worker thread: both layers parsed, every entry made canonical."""
         loaded = load_mcp(self.workspace)
-        self.problems = loaded.problems
+        roots = [r.real_path for r in self.session.folders.roots]
+        self.problems = loaded.problems + unread_layers(roots)
         found: list[Entry] = []
         seen: set[str] = set()
         for cfg in loaded.servers:
