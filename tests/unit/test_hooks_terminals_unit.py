@@ -10,6 +10,7 @@ import pytest
 
 from s_code.hooks.config import HookConfig, parse_hooks
 from s_code.hooks.run import Outcome, verdict
+from s_code.hostproc.entry import canonical
 from s_code.redaction import Redactor, StreamRedactor
 from s_code.terminals.buffer import HeadTail
 
@@ -188,3 +189,37 @@ def test_every_file_a_shell_line_names_is_found(line: str, named: set[str]) -> N
 
     cfg = HookConfig("PreToolUse.0.0", "workspace", "hooks.json", "PreToolUse", command=line)
     assert named <= set(named_paths(cfg, "/ws", "/ws"))
+
+
+# -- what an approval cannot see is said in its preview ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (("make", "lint"), "make runs what its Makefile says"),
+        (("/bin/sh", "-c", "FOO=1 make check && ./x.sh"), "make runs what its Makefile says"),
+        (("/bin/sh", "-c", "cd web; npm run lint | tee out"), "npm runs what package.json says"),
+        (("/bin/sh", "-c", "(cd a && python3 -m pkg.hook)"), "python3 -m pkg.hook runs the module"),
+        (("python3.11", "-m", "pkg"), "python3.11 -m pkg runs the module"),
+    ],
+)
+def test_a_task_runner_or_a_module_is_noted_as_outside_the_approval(
+    argv: tuple[str, ...], says: str, tmp_path: Path
+) -> None:
+    entry = canonical("hook", "h", "workspace", "hooks.json", argv, str(tmp_path), (), "/usr/bin")
+    assert any(note.startswith(says) for note in entry.notes), entry.notes
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("/bin/sh", "-c", "./hooks/check.sh"),
+        ("/bin/sh", "-c", "echo make  # make"),
+        ("python3", "hooks/check.py"),
+        ("/bin/sh", "-c", '"unterminated'),
+    ],
+)
+def test_a_named_script_has_no_such_note(argv: tuple[str, ...], tmp_path: Path) -> None:
+    entry = canonical("hook", "h", "workspace", "hooks.json", argv, str(tmp_path), (), "/usr/bin")
+    assert not [n for n in entry.notes if "not part of this approval" in n]

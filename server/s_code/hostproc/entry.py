@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import stat
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,6 +27,28 @@ MAX_HASHED = 64 << 20
 _SECRET_NAME = re.compile(r"(?i)(token|secret|passw|api_?key|private|credential|auth)")
 _HANDLE = re.compile(r"\$\{secret:(?:keyring|env):[^}]*\}")
 _FETCHERS = {"npx", "uvx", "pipx", "bunx", "pnpx"}
+_TASK_RUNNERS = {
+    "make": "its Makefile",
+    "gmake": "its Makefile",
+    "npm": "package.json",
+    "yarn": "package.json",
+    "pnpm": "package.json",
+    "bun": "package.json",
+    "cargo": "Cargo.toml and build scripts",
+    "just": "its justfile",
+    "task": "its Taskfile",
+    "tox": "tox.ini",
+    "nox": "noxfile.py",
+    "rake": "its Rakefile",
+    "gradle": "its build files",
+    "mvn": "pom.xml",
+    "poetry": "pyproject.toml",
+    "uv": "pyproject.toml",
+    "cmake": "CMakeLists.txt",
+    "ninja": "build.ninja",
+}
+_SHELLS = {"sh", "bash", "dash", "zsh"}
+_OPERATORS = {";", "&&", "||", "|", "&", "(", ")", "then", "do", "else", "exec", "env", "time", "!"}
 
 
 @dataclass(frozen=True)
@@ -181,6 +204,46 @@ def _floating(argv: tuple[str, ...]) -> tuple[str, ...]:
     return ()
 
 
+def _commands(argv: tuple[str, ...]) -> list[list[str]]:
+    """Each command an entry runs, as words: its argv, or each command of a shell line
+    (``sh -c "a && b"``), as far as splitting the line's words can tell."""
+    if os.path.basename(argv[0]) in _SHELLS and len(argv) >= 3 and argv[1] == "-c":
+        lexer = shlex.shlex(argv[2], posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        try:
+            words = list(lexer)
+        except ValueError:
+            return [list(argv)]
+        found: list[list[str]] = [[]]
+        for word in words:
+            if word in _OPERATORS:
+                found.append([])
+            elif not (not found[-1] and "=" in word and not word.startswith("=")):
+                found[-1].append(word)  # (a leading NAME=value is the command's environment)
+        return [c for c in found if c]
+    return [list(argv)]
+
+
+def _indirect(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """What an entry runs that its approval cannot see: a task runner runs what its files say,
+    ``python -m`` the module found on its path; neither file is hashed."""
+    notes = []
+    for words in _commands(argv):
+        name = os.path.basename(words[0])
+        if name in _TASK_RUNNERS:
+            notes.append(
+                f"{words[0]} runs what {_TASK_RUNNERS[name]} says, which is not part of this "
+                "approval: a change there does not ask again (name a script instead to bind it)"
+            )
+        elif re.fullmatch(r"python[0-9.]*", name) and "-m" in words[1:2]:
+            module = words[2] if len(words) > 2 else "?"
+            notes.append(
+                f"{words[0]} -m {module} runs the module found on its path, which is not part "
+                "of this approval: a change to it does not ask again (name the script instead)"
+            )
+    return tuple(dict.fromkeys(notes))
+
+
 def canonical(
     kind: str,
     name: str,
@@ -197,7 +260,7 @@ def canonical(
     one by one (the words of a hook's shell line); each one that is a file is hashed too."""
     handle_names(argv[1:], dict(env))  # a malformed handle: invalid_params, naming its field
     executable = resolve_executable(argv[0], cwd, search_path)
-    notes = _floating(argv)
+    notes = _floating(argv) + _indirect(argv)
     if executable.problem:
         notes = (*notes, executable.problem)
     return Canonical(
