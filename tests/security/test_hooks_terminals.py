@@ -469,3 +469,36 @@ def test_review_a_terminal_in_code_mode_is_out_of_reach_and_hooks_cover_child_ca
         with pytest.raises(RpcError) as err:  # out of code mode's reach (terminal_wait: a timer)
             lab.tool("code_mode", {"code": f"return tools.{tool}({{terminal_id: 'x'}})"})
         assert err.value.kind == "tool_not_read_only", tool
+
+
+def test_review_a_relative_path_entry_never_lets_a_workspace_file_stand_in_for_a_program(
+    lab: HostLab, tmp_path: Path
+) -> None:
+    """The user's PATH holds "." and an empty entry: a program the agent could put in the
+    workspace (a sandboxed command can write and chmod there) would run, with the user's
+    authority, in place of the one a hook or a terminal names. Hosts get PATH without them."""
+    import subprocess
+
+    legit = tmp_path / "userbin"
+    legit.mkdir()
+    for where, says in ((legit, "legit"), (lab.ws, "planted")):
+        tool = where / "mytool"
+        tool.write_text(f"#!/bin/sh\necho {says} >> {lab.ws / 'who-ran.txt'}\necho {says}\n")
+        tool.chmod(0o755)
+    lab.env["PATH"] = f".::{legit}:{os.environ['PATH']}"
+    # positive control: a shell in the workspace with that PATH runs the planted one
+    ran = subprocess.run(
+        ["/bin/sh", "-c", "mytool"], cwd=lab.ws, env=lab.env, capture_output=True, text=True
+    )
+    assert ran.stdout.strip() == "planted"
+    (lab.ws / "who-ran.txt").unlink()
+    lab.pre("read_file", {"command": "mytool"})
+    lab.start()
+    lab.approve_hooks()
+    lab.call(methods.READ_FILE, {"path": "src/app.py"})
+    assert (lab.ws / "who-ran.txt").read_text() == "legit\n"
+    tid = lab.tool("terminal_start", {"command": ["/bin/sh", "-c", "mytool"]})["terminal_id"]
+    lab.tool("terminal_wait", {"terminal_id": tid, "timeout_ms": 20000}, timeout=30)
+    out = lab.tool("terminal_read", {"terminal_id": tid})["output"]
+    assert out.strip() == "legit"
+    assert (lab.ws / "who-ran.txt").read_text() == "legit\nlegit\n"

@@ -32,10 +32,10 @@ from s_code.approvals.cards import Card, ToolCallDetails
 from s_code.approvals.gate import check
 from s_code.credentials.resolve import resolve
 from s_code.hooks.config import HookConfig, load_hooks
-from s_code.hooks.paths import BASE_ENV, PROJECT_VARS, beside, named_paths, unchanged
+from s_code.hooks.paths import PROJECT_VARS, beside, named_paths, unchanged
 from s_code.hooks.run import RANK, Verdict, run_hook, verdict
 from s_code.hostproc.config import config_files, fingerprint
-from s_code.hostproc.entry import Canonical, canonical
+from s_code.hostproc.entry import Canonical, base_env, canonical
 from s_code.hostproc.preview import host_card
 from s_code.hostproc.trust import TrustStore
 from s_code.protocol import methods
@@ -225,7 +225,7 @@ class Hooks:
             self.session.redactor.add_known(resolved.values)
             args = resolved.args
         argv = [canon.executable.path or canon.argv[0], *args]
-        env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
+        env = base_env()
         env.update({var: self.workspace for var in PROJECT_VARS})
         env["PYTHONSAFEPATH"] = "1"  # a Python script never imports from its folder or the cwd
         env["S_CODE_SESSION_ID"] = self.session_id

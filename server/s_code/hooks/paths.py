@@ -15,17 +15,16 @@ import re
 import shlex
 
 from s_code.hooks.config import HookConfig
-from s_code.hostproc.entry import Canonical, file_sha256, resolve_executable
+from s_code.hostproc.entry import Canonical, base_env, file_sha256, resolve_executable
 
 PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "S_CODE_PROJECT_DIR")
-BASE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TMPDIR")
 _SHELL_SPLIT = re.compile(r"[\s;&|<>()`]+|\$\(")
 
 
 def _expand(word: str, workspace: str) -> str:
     """``$CLAUDE_PROJECT_DIR``, ``$S_CODE_PROJECT_DIR``, ``~`` and the variables of the hook's
     environment as the shell would expand them."""
-    env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
+    env = base_env()
     env.update({var: workspace for var in PROJECT_VARS})
     word = re.sub(
         r"\$\{(\w+)\}|\$(\w+)", lambda m: env.get(m.group(1) or m.group(2), m.group(0)), word

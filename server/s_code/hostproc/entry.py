@@ -51,6 +51,20 @@ _SHELLS = {"sh", "bash", "dash", "zsh"}
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", "then", "do", "else", "exec", "env", "time", "!"}
 
 
+BASE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TMPDIR")
+
+
+def base_env() -> dict[str, str]:
+    """What a host process inherits of the sidecar's environment: who and where the user is,
+    and PATH without its relative entries (``.``, an empty one, ``bin``): through one of them a
+    file in the working directory, which the agent can write, would stand in for a program the
+    user trusted (a hook's ``jq``, a terminal's ``make``)."""
+    env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
+    if "PATH" in env:
+        env["PATH"] = ":".join(p for p in env["PATH"].split(":") if os.path.isabs(p))
+    return env
+
+
 @dataclass(frozen=True)
 class Resolved:
     """The executable a command names, found now."""

@@ -27,7 +27,7 @@ from s_code.approvals.cards import Card
 from s_code.approvals.gate import check
 from s_code.credentials.resolve import resolve
 from s_code.hostproc import spawn as hostspawn
-from s_code.hostproc.entry import Canonical, canonical
+from s_code.hostproc.entry import Canonical, base_env, canonical
 from s_code.hostproc.preview import host_card
 from s_code.protocol import methods
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
@@ -40,7 +40,6 @@ MAX_WRITE = 64 * 1024
 # Spawning, writing and killing wait in threads of their own, never in the few threads of
 # asyncio's default executor that every other tool's blocking work needs.
 POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="s-code-terminal")
-_BASE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TMPDIR")
 
 
 class Terminals:
@@ -82,7 +81,7 @@ class Terminals:
         return path
 
     def _env(self, tty: bool, extra: dict[str, str]) -> dict[str, str]:
-        env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
+        env = base_env()
         env.update({"PAGER": "cat", "GIT_PAGER": "cat"})
         env["TERM"] = "xterm-256color" if tty else "dumb"
         if not tty:

@@ -33,7 +33,7 @@ from s_code.hostproc.config import (
     load_mcp,
     unread_layers,
 )
-from s_code.hostproc.entry import Canonical, canonical
+from s_code.hostproc.entry import Canonical, base_env, canonical
 from s_code.hostproc.preview import host_card
 from s_code.hostproc.trust import TrustStore, tool_hash
 from s_code.mcp.client import Launch, McpServer
@@ -223,11 +223,13 @@ class HostProcesses:
             return
         self.session.redactor.add_known(resolved.values)
         argv = [entry.canon.executable.path or cfg.command, *resolved.args]
+        inherited = base_env()  # the SDK adds the rest of what it inherits; PATH from us
+        env = {"PATH": inherited["PATH"], **resolved.env} if "PATH" in inherited else resolved.env
         launch = Launch(
             name=cfg.name,
             argv=argv,
             cwd=entry.canon.cwd,
-            env=resolved.env,
+            env=env,
             startup_timeout_s=cfg.startup_timeout_s,
             tool_timeout_s=cfg.tool_timeout_s,
         )
