@@ -223,3 +223,15 @@ def test_a_task_runner_or_a_module_is_noted_as_outside_the_approval(
 def test_a_named_script_has_no_such_note(argv: tuple[str, ...], tmp_path: Path) -> None:
     entry = canonical("hook", "h", "workspace", "hooks.json", argv, str(tmp_path), (), "/usr/bin")
     assert not [n for n in entry.notes if "not part of this approval" in n]
+
+
+def test_a_credential_in_an_argument_is_noted_and_one_in_env_is_not(tmp_path: Path) -> None:
+    handle = "${secret:env:API_TOKEN}"
+    in_args = canonical(
+        "mcp", "m", "user", "mcp.json", ("/bin/true", "--token", handle), str(tmp_path), (), "/"
+    )
+    assert any("/proc/PID/cmdline" in note for note in in_args.notes)
+    in_env = canonical(
+        "mcp", "m", "user", "mcp.json", ("/bin/true",), str(tmp_path), (("TOKEN", handle),), "/"
+    )
+    assert not any("/proc/PID/cmdline" in note for note in in_env.notes)

@@ -275,6 +275,11 @@ def canonical(
     handle_names(argv[1:], dict(env))  # a malformed handle: invalid_params, naming its field
     executable = resolve_executable(argv[0], cwd, search_path)
     notes = _floating(argv) + _indirect(argv)
+    if any(_HANDLE.search(a) for a in argv[1:]):
+        notes += (
+            "a credential in an argument can be read by every program of yours while this runs "
+            "(/proc/PID/cmdline; a sandboxed command at tier 2 too): pass it in env instead",
+        )
     if executable.problem:
         notes = (*notes, executable.problem)
     return Canonical(
