@@ -82,7 +82,12 @@ def _talk(
         sel.register(fd, selectors.EVENT_READ)
     wfd, pending = proc.stdin.fileno(), memoryview(stdin)
     os.set_blocking(wfd, False)
-    sel.register(wfd, selectors.EVENT_WRITE)
+    with contextlib.suppress(OSError):  # most payloads fit the pipe at once (else: below)
+        pending = pending[os.write(wfd, pending) :]
+    if pending:
+        sel.register(wfd, selectors.EVENT_WRITE)
+    else:
+        proc.stdin.close()
     try:
         while len(sel.get_map()):
             left = until - time.monotonic()
