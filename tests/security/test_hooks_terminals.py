@@ -471,27 +471,38 @@ def test_review_a_terminal_in_code_mode_is_out_of_reach_and_hooks_cover_child_ca
         assert err.value.kind == "tool_not_read_only", tool
 
 
-def test_review_a_relative_path_entry_never_lets_a_workspace_file_stand_in_for_a_program(
+def test_review_no_path_entry_lets_a_workspace_file_stand_in_for_a_program(
     lab: HostLab, tmp_path: Path
 ) -> None:
-    """The user's PATH holds "." and an empty entry: a program the agent could put in the
-    workspace (a sandboxed command can write and chmod there) would run, with the user's
-    authority, in place of the one a hook or a terminal names. Hosts get PATH without them."""
+    """The user's PATH reaches into the workspace: "." and an empty entry, the project's
+    .venv/bin (an editor started from a shell with the venv active), /proc/self/cwd/bin. A
+    program the agent can put there (a sandboxed command can write and chmod it) would run with
+    the user's authority in place of the one a hook or a terminal names. Hosts get PATH without
+    any of them."""
     import subprocess
 
     legit = tmp_path / "userbin"
     legit.mkdir()
-    for where, says in ((legit, "legit"), (lab.ws, "planted")):
+    planted_dirs = {
+        ".": lab.ws,
+        "": lab.ws,
+        str(lab.ws / ".venv" / "bin"): lab.ws / ".venv" / "bin",
+    }
+    planted_dirs["/proc/self/cwd/bin"] = lab.ws / "bin"
+    for where, says in ((legit, "legit"), *((d, "planted") for d in planted_dirs.values())):
+        where.mkdir(parents=True, exist_ok=True)
         tool = where / "mytool"
         tool.write_text(f"#!/bin/sh\necho {says} >> {lab.ws / 'who-ran.txt'}\necho {says}\n")
         tool.chmod(0o755)
-    lab.env["PATH"] = f".::{legit}:{os.environ['PATH']}"
-    # positive control: a shell in the workspace with that PATH runs the planted one
-    ran = subprocess.run(
-        ["/bin/sh", "-c", "mytool"], cwd=lab.ws, env=lab.env, capture_output=True, text=True
-    )
-    assert ran.stdout.strip() == "planted"
+    # positive control: through each of those entries, a shell in the workspace runs the plant
+    for entry in planted_dirs:
+        env = dict(lab.env, PATH=f"{entry}:{legit}:{os.environ['PATH']}")
+        ran = subprocess.run(
+            ["/bin/sh", "-c", "mytool"], cwd=lab.ws, env=env, capture_output=True, text=True
+        )
+        assert ran.stdout.strip() == "planted", entry
     (lab.ws / "who-ran.txt").unlink()
+    lab.env["PATH"] = ":".join([*planted_dirs, str(legit), os.environ["PATH"]])
     lab.pre("read_file", {"command": "mytool"})
     lab.start()
     lab.approve_hooks()

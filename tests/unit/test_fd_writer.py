@@ -83,3 +83,17 @@ def test_an_editor_that_is_gone_is_logged_not_raised(caplog: pytest.LogCaptureFi
     writer.write(b"nobody reads this")  # no loop: written now, the error logged
     writer.close()
     assert "could not write to the editor" in caplog.text
+
+
+def test_nothing_is_written_after_close_even_when_the_fd_number_is_reused() -> None:
+    r, w = os.pipe()
+    writer = FdWriter(w)
+    writer.close()
+    r2, w2 = os.pipe()  # the lowest free number: likely w again
+    try:
+        writer.write(b"a late reply")  # dropped, never written to whatever w now names
+        os.set_blocking(r2, False)
+        assert _read(r2) == b""
+    finally:
+        for fd in (r, r2, w2):
+            os.close(fd)

@@ -4,13 +4,14 @@ hook's outcome means, the head-and-tail buffer's cursors, the idle flush of the 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from s_code.hooks.config import HookConfig, parse_hooks
+from s_code.hooks.config import MAX_COMMAND, HookConfig, parse_hooks
 from s_code.hooks.run import Outcome, verdict
-from s_code.hostproc.entry import canonical
+from s_code.hostproc.entry import DEFAULT_PATH, canonical, host_path
 from s_code.redaction import Redactor, StreamRedactor
 from s_code.terminals.buffer import HeadTail
 
@@ -188,7 +189,7 @@ def test_every_file_a_shell_line_names_is_found(line: str, named: set[str]) -> N
     from s_code.hooks.paths import named_paths
 
     cfg = HookConfig("PreToolUse.0.0", "workspace", "hooks.json", "PreToolUse", command=line)
-    assert named <= set(named_paths(cfg, "/ws", "/ws"))
+    assert named <= set(named_paths(cfg, "/ws", "/ws", os.environ["PATH"]))
 
 
 # -- what an approval cannot see is said in its preview ------------------------------------------
@@ -202,6 +203,17 @@ def test_every_file_a_shell_line_names_is_found(line: str, named: set[str]) -> N
         (("/bin/sh", "-c", "cd web; npm run lint | tee out"), "npm runs what package.json says"),
         (("/bin/sh", "-c", "(cd a && python3 -m pkg.hook)"), "python3 -m pkg.hook runs the module"),
         (("python3.11", "-m", "pkg"), "python3.11 -m pkg runs the module"),
+        (("python3", "-I", "-m", "pkg"), "python3 -m pkg runs the module"),
+        (("/bin/sh", "-c", "echo start\nmake"), "make runs what its Makefile says"),
+        (("/bin/sh", "-c", "command make"), "make runs what its Makefile says"),
+        (("/bin/sh", "-c", "nice -n 5 timeout 60 make"), "make runs what its Makefile says"),
+        (("/bin/sh", "-c", "git ls-files | xargs make"), "make runs what its Makefile says"),
+        (("/bin/sh", "-c", "{ make; }"), "make runs what its Makefile says"),
+        (("bash", "-lc", "make"), "make runs what its Makefile says"),
+        (("sh", "-e", "-c", "make"), "make runs what its Makefile says"),
+        (("sh", "-c", "sh -c 'npm test'"), "npm runs what package.json says"),
+        (("env", "CI=1", "make"), "make runs what its Makefile says"),
+        (("pytest", "-q"), "pytest runs what conftest.py"),
     ],
 )
 def test_a_task_runner_or_a_module_is_noted_as_outside_the_approval(
@@ -218,6 +230,8 @@ def test_a_task_runner_or_a_module_is_noted_as_outside_the_approval(
         ("/bin/sh", "-c", "echo make  # make"),
         ("python3", "hooks/check.py"),
         ("/bin/sh", "-c", '"unterminated'),
+        ("/bin/sh", "-c", 'echo "one\nmake"'),
+        ("env",),
     ],
 )
 def test_a_named_script_has_no_such_note(argv: tuple[str, ...], tmp_path: Path) -> None:
@@ -235,3 +249,53 @@ def test_a_credential_in_an_argument_is_noted_and_one_in_env_is_not(tmp_path: Pa
         "mcp", "m", "user", "mcp.json", ("/bin/true",), str(tmp_path), (("TOKEN", handle),), "/"
     )
     assert not any("/proc/PID/cmdline" in note for note in in_env.notes)
+
+
+def test_a_shell_line_too_long_to_read_is_said_so_and_costs_little(tmp_path: Path) -> None:
+    import time
+
+    started = time.monotonic()
+    entry = canonical(
+        "hook",
+        "h",
+        "workspace",
+        "hooks.json",
+        ("sh", "-c", "(" * 2_000_000),
+        str(tmp_path),
+        (),
+        "/",
+    )
+    assert time.monotonic() - started < 2  # a quadratic split took minutes
+    assert any("was not read for what it runs" in note for note in entry.notes)
+
+
+def test_host_path_drops_every_entry_the_agent_could_write(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".venv" / "bin").mkdir(parents=True)
+    inside = tmp_path / "link-to-ws"
+    inside.symlink_to(ws)
+    value = f".::bin:{ws}/.venv/bin:{inside}/x:/proc/self/cwd/bin:/dev/fd/3:/usr/bin:/bin:/usr/bin"
+    assert host_path([str(ws)], value) == "/usr/bin:/bin"
+    assert host_path([str(ws)], ".:bin") == DEFAULT_PATH  # never "": that is the current folder
+
+
+def test_a_hook_command_or_argument_too_long_is_a_clear_error() -> None:
+    for hook in (
+        {"command": "x" * (MAX_COMMAND + 1)},
+        {"argv": ["/bin/true", "x" * (MAX_COMMAND + 1)]},
+    ):
+        data = json.dumps({"hooks": {"PreToolUse": [{"hooks": [hook]}]}}).encode()
+        (cfg,) = parse_hooks(data, "workspace", "/ws/.s-code/hooks.json")
+        assert cfg.problem is not None and f"at most {MAX_COMMAND} characters" in cfg.problem
+
+
+@pytest.mark.parametrize("bad", ["x" * (128 * 1024 + 1), "a\0b"])
+def test_terminal_start_refuses_an_argument_too_long_or_with_a_nul(bad: str) -> None:
+    from s_code.protocol.errors import SCodeError
+    from s_code.tools.builtin import default_registry
+
+    tool = default_registry().get("terminal_start")
+    with pytest.raises(SCodeError) as err:
+        tool.parse({"command": ["/bin/echo", bad]})
+    assert err.value.kind.value == "invalid_params" and err.value.data["field"] == "command.1"
+    assert tool.parse({"command": ["/bin/echo", "fine"]}) is not None  # control

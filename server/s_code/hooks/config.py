@@ -35,6 +35,8 @@ _GROUP_KEYS = {"matcher", "hooks"}
 # literal characters, alternatives, wildcards and character classes, but no repeated group (the
 # source of catastrophic backtracking), so matching a name takes microseconds on the event loop.
 MAX_MATCHER = 512
+MAX_COMMAND = 64 * 1024
+"""A hook's shell line, or one argument of its argv (a config file holds at most 1 MiB)."""
 SIMPLE_MATCHER = re.compile(r"[A-Za-z0-9_\-.*+?|^$()\[\]]*")
 NESTED = re.compile(r"\)[*+?{]|[*+?][*+?]")
 QUANTIFIERS_PER_ALTERNATIVE = 2  # ".*foo.*" is fine; six wildcards in a row backtrack for long
@@ -97,16 +99,24 @@ def _hook(raw: Any, base: HookConfig, where: str) -> HookConfig:
     if (command is None) == (argv is None):
         raise ValueError(f"{where}: give exactly one of command (a shell line) or argv")
     if command is not None and (
-        not isinstance(command, str) or not command.strip() or "\0" in command
+        not isinstance(command, str)
+        or not command.strip()
+        or "\0" in command
+        or len(command) > MAX_COMMAND
     ):
-        raise ValueError(f"{where}.command must be a non-empty string")
+        raise ValueError(
+            f"{where}.command must be a non-empty string of at most {MAX_COMMAND} characters"
+        )
     if argv is not None and (
         not isinstance(argv, list)
         or not argv
-        or not all(isinstance(a, str) and "\0" not in a for a in argv)
+        or not all(isinstance(a, str) and "\0" not in a and len(a) <= MAX_COMMAND for a in argv)
         or not argv[0]
     ):
-        raise ValueError(f"{where}.argv must be a non-empty array of strings")
+        raise ValueError(
+            f"{where}.argv must be a non-empty array of strings (each at most {MAX_COMMAND} "
+            "characters)"
+        )
     timeout = raw.get("timeout", DEFAULT_TIMEOUT_S)
     if (
         isinstance(timeout, bool)

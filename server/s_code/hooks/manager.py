@@ -35,7 +35,7 @@ from s_code.hooks.config import HookConfig, load_hooks
 from s_code.hooks.paths import PROJECT_VARS, beside, named_paths, unchanged
 from s_code.hooks.run import RANK, Verdict, run_hook, verdict
 from s_code.hostproc.config import config_files, fingerprint
-from s_code.hostproc.entry import Canonical, base_env, canonical
+from s_code.hostproc.entry import Canonical, agent_writable, base_env, canonical, host_path
 from s_code.hostproc.preview import host_card
 from s_code.hostproc.trust import TrustStore
 from s_code.protocol import methods
@@ -63,6 +63,7 @@ class Hooks:
     def __init__(self, session: Session, workspace: str) -> None:
         self.session = session
         self.workspace = workspace
+        self.writable = agent_writable(r.real_path for r in session.folders.roots)
         self.session_id = uuid.uuid4().hex
         self.trust = (
             TrustStore(session.store.store, session.store.canonical_path)
@@ -99,7 +100,7 @@ class Hooks:
             ("workspace", os.path.realpath(self.workspace)),
         )
         try:
-            named = named_paths(cfg, cwd, self.workspace)
+            named = named_paths(cfg, cwd, self.workspace, host_path(self.writable))
             folders, neighbours = beside(named, self.workspace)
             named = tuple(dict.fromkeys((*named, *folders, *neighbours)))
             canon = canonical(
@@ -110,7 +111,7 @@ class Hooks:
                 argv,
                 cwd,
                 (),
-                os.environ.get("PATH", ""),
+                host_path(self.writable),
                 settings,
                 named,
             )
@@ -225,7 +226,7 @@ class Hooks:
             self.session.redactor.add_known(resolved.values)
             args = resolved.args
         argv = [canon.executable.path or canon.argv[0], *args]
-        env = base_env()
+        env = base_env(self.writable)
         env.update({var: self.workspace for var in PROJECT_VARS})
         env["PYTHONSAFEPATH"] = "1"  # a Python script never imports from its folder or the cwd
         env["S_CODE_SESSION_ID"] = self.session_id

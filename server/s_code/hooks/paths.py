@@ -24,7 +24,7 @@ _SHELL_SPLIT = re.compile(r"[\s;&|<>()`]+|\$\(")
 def _expand(word: str, workspace: str) -> str:
     """``$CLAUDE_PROJECT_DIR``, ``$S_CODE_PROJECT_DIR``, ``~`` and the variables of the hook's
     environment as the shell would expand them."""
-    env = base_env()
+    env = base_env([workspace])
     env.update({var: workspace for var in PROJECT_VARS})
     word = re.sub(
         r"\$\{(\w+)\}|\$(\w+)", lambda m: env.get(m.group(1) or m.group(2), m.group(0)), word
@@ -34,10 +34,10 @@ def _expand(word: str, workspace: str) -> str:
     return word
 
 
-def named_paths(cfg: HookConfig, cwd: str, workspace: str) -> tuple[str, ...]:
+def named_paths(cfg: HookConfig, cwd: str, workspace: str, search_path: str) -> tuple[str, ...]:
     """The files a hook names: every word of its line (split as the shell splits commands:
     ``a.sh;b.sh``, ``$(./x)``, ``bash -c "./y z"``) or argument that holds a ``/`` or is a file,
-    and the program its shell line starts with (found on PATH)."""
+    and the program its shell line starts with (found on ``search_path``, the PATH it gets)."""
     if cfg.argv is not None:
         words = list(cfg.argv)
     else:
@@ -56,7 +56,7 @@ def named_paths(cfg: HookConfig, cwd: str, workspace: str) -> tuple[str, ...]:
         if "/" in word or os.path.isfile(path):
             found.append(path)
         elif i == 0 and cfg.command is not None:
-            program = resolve_executable(word, cwd, os.environ.get("PATH", ""))
+            program = resolve_executable(word, cwd, search_path)
             if program.path is not None:
                 found.append(program.path)
     return tuple(dict.fromkeys(found))

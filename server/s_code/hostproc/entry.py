@@ -11,17 +11,22 @@ runs (``npx pkg@latest``, ``uvx pkg``) floats under an approval: the preview say
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shlex
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
+from pathlib import Path
 from typing import Any
 
 from s_code.credentials.handles import handle_names
+from s_code.protocol.errors import SCodeError
+from s_code.sandbox.caches import cache_root
 
 MAX_HASHED = 64 << 20
 _SECRET_NAME = re.compile(r"(?i)(token|secret|passw|api_?key|private|credential|auth)")
@@ -35,11 +40,20 @@ _TASK_RUNNERS = {
     "pnpm": "package.json",
     "bun": "package.json",
     "cargo": "Cargo.toml and build scripts",
+    "go": "the packages it builds or runs",
     "just": "its justfile",
     "task": "its Taskfile",
     "tox": "tox.ini",
     "nox": "noxfile.py",
+    "pytest": "conftest.py and its configuration",
+    "pre-commit": ".pre-commit-config.yaml",
+    "eslint": "its configuration and the plugins it loads",
+    "prettier": "its configuration and the plugins it loads",
+    "jest": "its configuration",
+    "vitest": "its configuration",
     "rake": "its Rakefile",
+    "bundle": "the Gemfile",
+    "composer": "composer.json",
     "gradle": "its build files",
     "mvn": "pom.xml",
     "poetry": "pyproject.toml",
@@ -47,21 +61,64 @@ _TASK_RUNNERS = {
     "cmake": "CMakeLists.txt",
     "ninja": "build.ninja",
 }
-_SHELLS = {"sh", "bash", "dash", "zsh"}
-_OPERATORS = {";", "&&", "||", "|", "&", "(", ")", "then", "do", "else", "exec", "env", "time", "!"}
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
+_OPERATORS = {";", "&&", "||", "|", "&", "(", ")", "\n", ";;", "|&"}
+_WRAPPERS = {
+    "command", "builtin", "exec", "env", "nice", "nohup", "time", "timeout", "xargs", "sudo",
+    "doas", "stdbuf", "ionice", "taskset", "chrt", "then", "do", "else", "elif", "if", "while",
+    "until", "!", "{", "}",
+}  # fmt: skip
+_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+_NUMBER = re.compile(r"[0-9][0-9.]*[smhd]?")
+MAX_ANALYSED = 64 * 1024
+"""A shell line longer than this is not split into commands (its preview says so)."""
 
 
 BASE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TMPDIR")
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-def base_env() -> dict[str, str]:
+def agent_writable(roots: Iterable[str]) -> tuple[str, ...]:
+    """Where the agent can put a file: the workspace folders, and the private caches sandboxed
+    commands write (their tmp is inside)."""
+    found = [os.path.realpath(r) for r in roots]
+    if found:
+        with contextlib.suppress(SCodeError, OSError):  # a bad override: sandboxing refuses it
+            found.append(os.path.realpath(cache_root(Path(found[0]))))
+    return tuple(found)
+
+
+def host_path(writable: Iterable[str], path: str | None = None) -> str:
+    """PATH for a host process, and for finding the programs it names: the sidecar's (or
+    ``path``) without any entry through which a file the agent wrote could stand in for a
+    program the user trusted (a hook's ``jq``, a terminal's ``make``): a relative or empty entry
+    (found from the working directory), one under ``/proc`` or ``/dev`` (``/proc/self/cwd``), and
+    one inside ``writable`` (a project's ``.venv/bin`` or ``node_modules/.bin``). Such a program
+    is still run when named by its path: then it is hashed, and a change asks again. When no
+    entry is left, :data:`DEFAULT_PATH`."""
+    value = os.environ.get("PATH", "") if path is None else path
+    return _host_path(value, tuple(writable))
+
+
+@lru_cache(maxsize=64)
+def _host_path(value: str, writable: tuple[str, ...]) -> str:
+    roots = tuple(w.rstrip("/") + "/" for w in writable)
+    kept: list[str] = []
+    for entry in value.split(":"):
+        if not os.path.isabs(entry) or entry.split("/")[1] in ("proc", "dev"):
+            continue
+        real = os.path.realpath(entry).rstrip("/") + "/"
+        if real.startswith(("/proc/", "/dev/")) or real.startswith(roots):
+            continue
+        kept.append(entry)
+    return ":".join(dict.fromkeys(kept)) or DEFAULT_PATH
+
+
+def base_env(writable: Iterable[str]) -> dict[str, str]:
     """What a host process inherits of the sidecar's environment: who and where the user is,
-    and PATH without its relative entries (``.``, an empty one, ``bin``): through one of them a
-    file in the working directory, which the agent can write, would stand in for a program the
-    user trusted (a hook's ``jq``, a terminal's ``make``)."""
+    and PATH as :func:`host_path` makes it."""
     env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
-    if "PATH" in env:
-        env["PATH"] = ":".join(p for p in env["PATH"].split(":") if os.path.isabs(p))
+    env["PATH"] = host_path(writable)
     return env
 
 
@@ -218,39 +275,93 @@ def _floating(argv: tuple[str, ...]) -> tuple[str, ...]:
     return ()
 
 
-def _commands(argv: tuple[str, ...]) -> list[list[str]]:
-    """Each command an entry runs, as words: its argv, or each command of a shell line
-    (``sh -c "a && b"``), as far as splitting the line's words can tell."""
-    if os.path.basename(argv[0]) in _SHELLS and len(argv) >= 3 and argv[1] == "-c":
-        lexer = shlex.shlex(argv[2], posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        try:
-            words = list(lexer)
-        except ValueError:
-            return [list(argv)]
-        found: list[list[str]] = [[]]
-        for word in words:
-            if word in _OPERATORS:
-                found.append([])
-            elif not (not found[-1] and "=" in word and not word.startswith("=")):
-                found[-1].append(word)  # (a leading NAME=value is the command's environment)
-        return [c for c in found if c]
-    return [list(argv)]
+def _shell_line(argv: list[str]) -> str | None:
+    """The line a shell runs (``sh -c``, ``bash -lc``, ``sh -e -c``), when ``argv`` is one."""
+    if os.path.basename(argv[0]) not in _SHELLS:
+        return None
+    for i, flag in enumerate(argv[1:], 1):
+        if not flag.startswith("-") or flag.startswith("--"):
+            return None
+        if "c" in flag[1:]:
+            return argv[i + 1] if i + 1 < len(argv) else None
+    return None
+
+
+def _program(words: list[str]) -> list[str]:
+    """A command's words from its program on: wrappers (``env``, ``timeout 60``, ``nice -n 5``,
+    ``command``, ``xargs``...), their options and ``NAME=value`` words skipped."""
+    wrapped = False
+    for i, word in enumerate(words):
+        if os.path.basename(word) in _WRAPPERS or _ASSIGN.fullmatch(word):
+            wrapped = True
+        elif not (wrapped and (word.startswith("-") or _NUMBER.fullmatch(word))):
+            return words[i:]
+    return []
+
+
+def _commands(argv: list[str], depth: int = 0) -> list[list[str]]:
+    """Each command an entry runs, as words from its program on: its argv, or each command of a
+    shell line (``sh -c "a && b"``, lines, nested shells), as far as the line's words tell.
+    ValueError for a line too long to analyse (:data:`MAX_ANALYSED`)."""
+    line = _shell_line(argv)
+    if line is None:
+        program = _program(argv)
+        return [program] if program else []
+    if len(line) > MAX_ANALYSED:
+        raise ValueError("too long")
+    lexer = shlex.shlex(line, posix=True, punctuation_chars="();<>|&\n")
+    lexer.whitespace, lexer.whitespace_split = " \t\r", True
+    try:
+        words = list(lexer)
+    except ValueError:  # unbalanced quotes: the shell refuses it too
+        return [_program(list(argv))]
+    found: list[list[str]] = []
+    current: list[str] = []
+    for word in [*words, ";"]:
+        if word not in _OPERATORS and not set(word) <= set("();<>|&\n"):
+            current.append(word)
+            continue
+        command = _program(current)
+        current = []
+        if command and depth < 4 and _shell_line(command) is not None:
+            found += _commands(command, depth + 1)
+        elif command:
+            found.append(command)
+    return found
+
+
+def _module(words: list[str]) -> str | None:
+    """The module ``python -m`` runs (options before it allowed: ``python3 -I -m pkg``)."""
+    if not re.fullmatch(r"python[0-9.]*", os.path.basename(words[0])):
+        return None
+    for i, word in enumerate(words[1:], 1):
+        if word == "-m" or (word.startswith("-m") and len(word) > 2 and word[1] == "m"):
+            return word[2:] or (words[i + 1] if i + 1 < len(words) else "?")
+        if not word.startswith("-"):
+            return None
+    return None
 
 
 def _indirect(argv: tuple[str, ...]) -> tuple[str, ...]:
     """What an entry runs that its approval cannot see: a task runner runs what its files say,
     ``python -m`` the module found on its path; neither file is hashed."""
+    try:
+        commands = _commands(list(argv))
+    except ValueError:
+        return (
+            f"its shell line is longer than {MAX_ANALYSED} characters and was not read for "
+            "what it runs: check it yourself",
+        )
     notes = []
-    for words in _commands(argv):
+    for words in commands:
         name = os.path.basename(words[0])
+        module = _module(words)
         if name in _TASK_RUNNERS:
             notes.append(
                 f"{words[0]} runs what {_TASK_RUNNERS[name]} says, which is not part of this "
                 "approval: a change there does not ask again (name a script instead to bind it)"
             )
-        elif re.fullmatch(r"python[0-9.]*", name) and "-m" in words[1:2]:
-            module = words[2] if len(words) > 2 else "?"
+        elif module is not None:
             notes.append(
                 f"{words[0]} -m {module} runs the module found on its path, which is not part "
                 "of this approval: a change to it does not ask again (name the script instead)"

@@ -174,13 +174,15 @@ class FdWriter:
     What the event loop writes during one turn of it (a code-mode child call's two
     notifications, a reply and the notification before it) goes out in one write(2) when the
     task yields: one wake-up of the editor, not one per message. Messages are never reordered:
-    another thread's write sends what is waiting first."""
+    another thread's write sends what is waiting first. Once closed, or once the editor is gone,
+    what is written is dropped: the fd number may by then name another file."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self._pending: list[bytes] = []
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._done = False  # closed, or the editor is gone: nothing more is written
+        self._closed = False
 
     def write(self, data: bytes) -> None:
         try:
@@ -188,6 +190,8 @@ class FdWriter:
         except RuntimeError:
             loop = None
         with self._lock:
+            if self._done:
+                return
             self._pending.append(data)
             if loop is None:  # another thread, or no loop yet: now, after what waits
                 self._flush_locked()
@@ -204,15 +208,19 @@ class FdWriter:
         data, self._pending = b"".join(self._pending), []
         view = memoryview(data)
         try:
-            while view:
+            while view and not self._done:
                 view = view[os.write(self.fd, view) :]
         except OSError as exc:  # the editor is gone: its stdin's end stops the loop
             log.error("could not write to the editor: %s", exc)
+            self._done = True
 
     def close(self) -> None:
-        self.flush()
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
+        with self._lock:
+            self._flush_locked()
+            self._done, closed, self._closed = True, self._closed, True
+        if not closed:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
 
 
 def take_stdio() -> tuple[int, int]:

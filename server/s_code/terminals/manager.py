@@ -27,7 +27,7 @@ from s_code.approvals.cards import Card
 from s_code.approvals.gate import check
 from s_code.credentials.resolve import resolve
 from s_code.hostproc import spawn as hostspawn
-from s_code.hostproc.entry import Canonical, base_env, canonical
+from s_code.hostproc.entry import Canonical, agent_writable, base_env, canonical, host_path
 from s_code.hostproc.preview import host_card
 from s_code.protocol import methods
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
@@ -45,6 +45,7 @@ POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="s-code-terminal")
 class Terminals:
     def __init__(self, session: Session) -> None:
         self.session = session
+        self.writable = agent_writable(r.real_path for r in session.folders.roots)
         self.terminals: dict[str, Terminal] = {}
         self._seq: dict[str, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -81,7 +82,7 @@ class Terminals:
         return path
 
     def _env(self, tty: bool, extra: dict[str, str]) -> dict[str, str]:
-        env = base_env()
+        env = base_env(self.writable)
         env.update({"PAGER": "cat", "GIT_PAGER": "cat"})
         env["TERM"] = "xterm-256color" if tty else "dumb"
         if not tty:
@@ -156,7 +157,7 @@ class Terminals:
                 tuple(command),
                 where,
                 tuple(sorted(env.items())),
-                os.environ.get("PATH", ""),
+                host_path(self.writable),
                 (("tty", tty),),
             )
 

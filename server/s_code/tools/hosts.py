@@ -33,7 +33,7 @@ from s_code.hostproc.config import (
     load_mcp,
     unread_layers,
 )
-from s_code.hostproc.entry import Canonical, base_env, canonical
+from s_code.hostproc.entry import Canonical, agent_writable, canonical, host_path
 from s_code.hostproc.preview import host_card
 from s_code.hostproc.trust import TrustStore, tool_hash
 from s_code.mcp.client import Launch, McpServer
@@ -74,6 +74,7 @@ def _definition(tool: Any) -> dict[str, Any]:
 class HostProcesses:
     def __init__(self, session: Session, registry: Registry, workspace: str) -> None:
         self.session = session
+        self.writable = agent_writable(r.real_path for r in session.folders.roots)
         self.registry = registry
         self.workspace = workspace
         self.trust = (
@@ -138,7 +139,7 @@ class HostProcesses:
             (cfg.command, *cfg.args),
             os.path.realpath(cwd),
             cfg.env,
-            os.environ.get("PATH", ""),
+            host_path(self.writable),
             settings,
         )
 
@@ -223,8 +224,8 @@ class HostProcesses:
             return
         self.session.redactor.add_known(resolved.values)
         argv = [entry.canon.executable.path or cfg.command, *resolved.args]
-        inherited = base_env()  # the SDK adds the rest of what it inherits; PATH from us
-        env = {"PATH": inherited["PATH"], **resolved.env} if "PATH" in inherited else resolved.env
+        # the SDK adds the rest of what a server inherits; PATH comes from us
+        env = {"PATH": host_path(self.writable), **resolved.env}
         launch = Launch(
             name=cfg.name,
             argv=argv,

@@ -3,7 +3,7 @@ tools, found with tool_search; the work is in ``terminals/``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -12,10 +12,16 @@ from s_code.session.session import Session
 from s_code.terminals.manager import terminals_for
 from s_code.tools.registry import ToolDef
 
+MAX_ARGUMENT = 128 * 1024
+"""The kernel's own limit on one argument (MAX_ARG_STRLEN)."""
+Argument = Annotated[str, Field(min_length=0, max_length=MAX_ARGUMENT, pattern=r"^[^\x00]*$")]
+
 
 class TerminalStartArgs(Args):
-    command: list[str] = Field(
-        min_length=1, max_length=4096, description="argv: the program, then its arguments."
+    command: list[Argument] = Field(
+        min_length=1,
+        max_length=4096,
+        description="argv: the program, then its arguments (each without NUL, at most 128 KiB).",
     )
     cwd: str | None = Field(None, description="Working directory, relative to the workspace.")
     env: dict[str, str] = Field(
