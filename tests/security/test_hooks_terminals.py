@@ -513,3 +513,42 @@ def test_review_no_path_entry_lets_a_workspace_file_stand_in_for_a_program(
     out = lab.tool("terminal_read", {"terminal_id": tid})["output"]
     assert out.strip() == "legit"
     assert (lab.ws / "who-ran.txt").read_text() == "legit\nlegit\n"
+
+
+def test_review_a_path_entry_through_a_link_the_agent_can_replace_is_dropped(
+    lab: HostLab, tmp_path: Path
+) -> None:
+    """The project's .venv is a link to a virtualenv kept elsewhere, and PATH holds
+    <ws>/.venv/bin: it leads outside the workspace today, but the agent can replace the link
+    with a folder of its own. The entry is judged by its spelling: dropped from the start."""
+    legit = tmp_path / "userbin"
+    legit.mkdir()
+    (legit / "mytool").write_text(f"#!/bin/sh\necho legit >> {lab.ws / 'who-ran.txt'}\n")
+    (legit / "mytool").chmod(0o755)
+    real_venv = tmp_path / "venvs" / "proj"
+    (real_venv / "bin").mkdir(parents=True)
+    os.symlink(real_venv, lab.ws / ".venv")
+    hook = tmp_path / "userhooks" / "check.sh"  # the user's own script, outside the workspace
+    hook.parent.mkdir()
+    hook.write_text("#!/bin/sh\nmytool\nexit 0\n")
+    hook.chmod(0o755)
+    lab.env["PATH"] = ":".join([str(lab.ws / ".venv" / "bin"), str(legit), os.environ["PATH"]])
+    lab.pre("read_file", {"argv": [str(hook)]})
+    lab.start()
+    lab.approve_hooks()
+    lab.call(methods.READ_FILE, {"path": "src/app.py"})
+    # the agent (a sandboxed command can do this): the link becomes a folder it fills
+    os.unlink(lab.ws / ".venv")
+    (lab.ws / ".venv" / "bin").mkdir(parents=True)
+    plant = lab.ws / ".venv" / "bin" / "mytool"
+    plant.write_text(f"#!/bin/sh\necho planted >> {lab.ws / 'who-ran.txt'}\n")
+    plant.chmod(0o755)
+    # positive control: a shell with that PATH now runs the plant
+    import subprocess
+
+    ran = subprocess.run([str(hook)], cwd=lab.ws, env=lab.env)
+    assert ran.returncode == 0
+    assert (lab.ws / "who-ran.txt").read_text() == "legit\nplanted\n"
+    (lab.ws / "who-ran.txt").unlink()
+    lab.call(methods.READ_FILE, {"path": "src/app.py"})
+    assert (lab.ws / "who-ran.txt").read_text() == "legit\n"

@@ -276,6 +276,13 @@ def test_host_path_drops_every_entry_the_agent_could_write(tmp_path: Path) -> No
     inside.symlink_to(ws)
     value = f".::bin:{ws}/.venv/bin:{inside}/x:/proc/self/cwd/bin:/dev/fd/3:/usr/bin:/bin:/usr/bin"
     assert host_path([str(ws)], value) == "/usr/bin:/bin"
+    odd = "//proc/self/cwd/bin:/./proc/self/cwd:/usr/../usr/bin:/usr//bin"
+    assert host_path([str(ws)], odd) == "/usr//bin"
+    outside = tmp_path / "venvs" / "proj" / "bin"
+    outside.mkdir(parents=True)
+    (ws / "env").symlink_to(outside.parent)  # leads outside today; the agent can repoint it
+    assert host_path([str(ws)], f"{ws}/env/bin:/bin") == "/bin"
+    assert host_path([str(ws)], f"{outside}:/bin") == f"{outside}:/bin"  # control
     assert host_path([str(ws)], ".:bin") == DEFAULT_PATH  # never "": that is the current folder
 
 

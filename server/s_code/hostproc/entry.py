@@ -91,27 +91,39 @@ def agent_writable(roots: Iterable[str]) -> tuple[str, ...]:
 def host_path(writable: Iterable[str], path: str | None = None) -> str:
     """PATH for a host process, and for finding the programs it names: the sidecar's (or
     ``path``) without any entry through which a file the agent wrote could stand in for a
-    program the user trusted (a hook's ``jq``, a terminal's ``make``): a relative or empty entry
-    (found from the working directory), one under ``/proc`` or ``/dev`` (``/proc/self/cwd``), and
-    one inside ``writable`` (a project's ``.venv/bin`` or ``node_modules/.bin``). Such a program
-    is still run when named by its path: then it is hashed, and a change asks again. When no
-    entry is left, :data:`DEFAULT_PATH`."""
+    program the user trusted (a hook's ``jq``, a terminal's ``make``). An entry is judged by how
+    it is spelled, not only by where it leads now: it is dropped when it is relative or empty
+    (the working directory), holds ``.`` or ``..``, or when any of its prefixes lives in, or
+    leads into, ``writable``, ``/proc`` or ``/dev`` (``<ws>/.venv/bin`` where ``.venv`` is a link
+    the agent can point elsewhere later; ``/proc/self/cwd/bin``). What is left depends only on
+    names the agent cannot change. Such a program is still run when named by its path: then it
+    is hashed, and a change asks again. When no entry is left, :data:`DEFAULT_PATH`."""
     value = os.environ.get("PATH", "") if path is None else path
     return _host_path(value, tuple(writable))
 
 
+_SYSTEM = ("/proc/", "/dev/")
+
+
 @lru_cache(maxsize=64)
 def _host_path(value: str, writable: tuple[str, ...]) -> str:
-    roots = tuple(w.rstrip("/") + "/" for w in writable)
-    kept: list[str] = []
-    for entry in value.split(":"):
-        if not os.path.isabs(entry) or entry.split("/")[1] in ("proc", "dev"):
-            continue
-        real = os.path.realpath(entry).rstrip("/") + "/"
-        if real.startswith(("/proc/", "/dev/")) or real.startswith(roots):
-            continue
-        kept.append(entry)
+    banned = (*_SYSTEM, *(w.rstrip("/") + "/" for w in writable))
+    kept = [entry for entry in value.split(":") if _safe_entry(entry, banned)]
     return ":".join(dict.fromkeys(kept)) or DEFAULT_PATH
+
+
+def _safe_entry(entry: str, banned: tuple[str, ...]) -> bool:
+    parts = [p for p in entry.split("/") if p]
+    if not entry.startswith("/") or any(p in (".", "..") for p in parts):
+        return False
+    holder = "/"
+    for part in parts:
+        spelled = os.path.join(holder, part)  # the name, in the folder that holds it
+        real = os.path.realpath(spelled)
+        if any(f"{place.rstrip('/')}/".startswith(banned) for place in (spelled, real)):
+            return False
+        holder = real
+    return True
 
 
 def base_env(writable: Iterable[str]) -> dict[str, str]:

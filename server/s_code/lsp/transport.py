@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import select
 import sys
 import threading
 from typing import Any
@@ -209,7 +210,10 @@ class FdWriter:
         view = memoryview(data)
         try:
             while view and not self._done:
-                view = view[os.write(self.fd, view) :]
+                try:
+                    view = view[os.write(self.fd, view) :]
+                except BlockingIOError:  # an editor that gave a non-blocking pipe: wait for it
+                    select.select([], [self.fd], [])
         except OSError as exc:  # the editor is gone: its stdin's end stops the loop
             log.error("could not write to the editor: %s", exc)
             self._done = True
