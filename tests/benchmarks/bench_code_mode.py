@@ -18,7 +18,7 @@ import os
 import time
 from typing import Any
 
-from harness import Result, median, p95, scode_argv, server_env, started
+from harness import Result, median, p95, scode_argv, server_env, started, timed
 
 from s_code.protocol import methods
 
@@ -37,12 +37,6 @@ def make_workspace(root: str) -> list[str]:
             f.write("".join(f"line {n:04d} of file {i}: {'x' * 40}\n" for n in range(64)))
         paths.append(name)
     return paths
-
-
-def _timed(call: Any) -> float:
-    t0 = time.perf_counter()
-    call()
-    return time.perf_counter() - t0
 
 
 def run_batch(scratch: str, *, quick: bool) -> Result:
@@ -77,7 +71,7 @@ def run_batch(scratch: str, *, quick: bool) -> Result:
         for i in range(iterations):
             for which in ((batch, batch_s), (separate, separate_s))[:: 1 if i % 2 else -1]:
                 time.sleep(GAP_S)
-                which[1].append(_timed(which[0]))
+                which[1].append(timed(which[0]))
     ms = 1e3
     for label, values in (("code_mode", batch_s), ("10 x read_file", separate_s)):
         print(f"  {label:<15} median {median(values) * ms:7.2f} ms  p95 {p95(values) * ms:7.2f} ms")
@@ -150,10 +144,10 @@ def run_empty(scratch: str, *, quick: bool) -> Result:
         times = []
         for _ in range(iterations):
             time.sleep(GAP_S)
-            times.append(_timed(empty))
+            times.append(timed(empty))
         cheap = []
         for _ in range(iterations):
-            cheap.append(_timed(lambda: client.request(methods.PERMISSION_MODE_GET, {})))
+            cheap.append(timed(lambda: client.request(methods.PERMISSION_MODE_GET, {})))
     cold = _cold_runs(max(5, iterations // 5))
     ms = 1e3
     print(

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import Result, median, server_env
+from harness import Result, median, server_env, timed
 
 from s_code.client import StdioClient
 from s_code.protocol import methods
@@ -37,12 +37,6 @@ def _start(root: Path, env: dict[str, str]) -> StdioClient:
     )
     client.initialize(str(root), options={"permissionMode": "workspace"})
     return client
-
-
-def _timed(call: Any) -> float:
-    t0 = time.perf_counter()
-    call()
-    return time.perf_counter() - t0
 
 
 def run_hook(scratch: str, *, quick: bool) -> Result:
@@ -86,7 +80,7 @@ def run_hook(scratch: str, *, quick: bool) -> Result:
         order = list(calls)
         for i in range(runs):  # interleaved, each in turn first: drift hits every side alike
             for name in order[i % len(order) :] + order[: i % len(order)]:
-                times[name].append(_timed(calls[name]))
+                times[name].append(timed(calls[name]))
     finally:
         plain_client.close()
         hooked_client.close()

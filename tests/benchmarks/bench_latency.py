@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable
 from typing import Any
 
-from harness import Result, median, p95, scode_argv, server_env, started
+from harness import Result, median, p95, scode_argv, server_env, started, timed
 
 from s_code.protocol import methods
 
@@ -23,12 +21,6 @@ def make_workspace(root: str) -> None:
     assert len(data.encode()) == FILE_BYTES
     with open(os.path.join(root, FILE_NAME), "w") as f:
         f.write(data)
-
-
-def _timed(call: Callable[[], Any]) -> float:
-    t0 = time.perf_counter()
-    call()
-    return time.perf_counter() - t0
 
 
 def run(scratch: str, *, quick: bool) -> Result:
@@ -55,11 +47,11 @@ def run(scratch: str, *, quick: bool) -> Result:
         cheap_s: list[float] = []
         for i in range(iterations):  # interleaved, alternating which goes first
             if i % 2:
-                read_s.append(_timed(read))
-                cheap_s.append(_timed(cheap))
+                read_s.append(timed(read))
+                cheap_s.append(timed(cheap))
             else:
-                cheap_s.append(_timed(cheap))
-                read_s.append(_timed(read))
+                cheap_s.append(timed(cheap))
+                read_s.append(timed(read))
     us = 1e6
     for label, values in (("read_file", read_s), ("permissionMode/get", cheap_s)):
         print(f"  {label:<18} median {median(values) * us:8.1f} us  p95 {p95(values) * us:8.1f} us")
@@ -111,11 +103,11 @@ def run_dispatch(scratch: str, *, quick: bool) -> Result:
         generic_s: list[float] = []
         for i in range(iterations):
             if i % 2:
-                typed_s.append(_timed(typed))
-                generic_s.append(_timed(generic))
+                typed_s.append(timed(typed))
+                generic_s.append(timed(generic))
             else:
-                generic_s.append(_timed(generic))
-                typed_s.append(_timed(typed))
+                generic_s.append(timed(generic))
+                typed_s.append(timed(typed))
     us = 1e6
     for label, values in (("tools/call", generic_s), ("s-code/readFile", typed_s)):
         print(f"  {label:<18} median {median(values) * us:8.1f} us  p95 {p95(values) * us:8.1f} us")

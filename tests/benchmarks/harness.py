@@ -126,3 +126,10 @@ class Result:
         data = asdict(self)
         data.update(ratio=self.ratio, passed=self.passed)
         return data
+
+
+def timed(call: Callable[[], Any]) -> float:
+    """Seconds one call of ``call`` takes."""
+    t0 = time.perf_counter()
+    call()
+    return time.perf_counter() - t0

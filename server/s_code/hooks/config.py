@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from s_code.hostproc.config import Layer, read_config, user_dir, workspace_dir
@@ -129,12 +129,8 @@ def _hook(raw: Any, base: HookConfig, where: str) -> HookConfig:
     on_failure = raw.get("onFailure", "block")
     if on_failure not in ("block", "allow"):
         raise ValueError(f'{where}.onFailure must be "block" or "allow"')
-    return HookConfig(
-        name=base.name,
-        layer=base.layer,
-        file=base.file,
-        event=base.event,
-        matcher=base.matcher,
+    return replace(
+        base,
         command=command,
         argv=tuple(argv) if argv is not None else None,
         timeout_s=float(timeout),
@@ -150,7 +146,7 @@ def _group(event: str, i: int, raw: Any, layer: Layer, file: str) -> list[HookCo
     matcher = raw.get("matcher", "")
     if not isinstance(matcher, str):
         return [_failed(base, f"{where}.matcher must be a string")]
-    base = HookConfig(name=base.name, layer=layer, file=file, event=event, matcher=matcher)
+    base = replace(base, matcher=matcher)
     unknown = sorted(set(raw) - _GROUP_KEYS)
     if unknown:
         return [_failed(base, f"{where}.{unknown[0]}: unknown key")]
@@ -175,9 +171,7 @@ def _group(event: str, i: int, raw: Any, layer: Layer, file: str) -> list[HookCo
         return [_failed(base, f"{where}.hooks must be a non-empty array")]
     found = []
     for j, item in enumerate(hooks):
-        named = HookConfig(
-            name=f"{event}.{i}.{j}", layer=layer, file=file, event=event, matcher=matcher
-        )
+        named = replace(base, name=f"{event}.{i}.{j}")
         try:
             found.append(_hook(item, named, f"{where}.hooks.{j}"))
         except ValueError as exc:
@@ -186,14 +180,7 @@ def _group(event: str, i: int, raw: Any, layer: Layer, file: str) -> list[HookCo
 
 
 def _failed(base: HookConfig, problem: str) -> HookConfig:
-    return HookConfig(
-        name=base.name,
-        layer=base.layer,
-        file=base.file,
-        event=base.event,
-        matcher=base.matcher,
-        problem=problem,
-    )
+    return replace(base, problem=problem)
 
 
 def parse_hooks(data: bytes, layer: Layer, file: str) -> list[HookConfig]:
