@@ -154,7 +154,10 @@ def test_a_secret_from_a_handle_is_never_shown(lab: HostLab) -> None:
 
 def test_kill_ends_a_grandchild_that_ignores_sigterm_and_calls_setsid(lab: HostLab) -> None:
     marker = f"stubborn-{uuid.uuid4().hex[:8]}"
-    child = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)"
+    child = (  # it says so once SIGTERM is ignored (before, a SIGTERM would still end it)
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "print('ignoring', flush=True)\ntime.sleep(600)"
+    )
     code = (  # the marker is put together at run time: only the grandchild's argv holds it
         "import subprocess, time\n"
         f"subprocess.Popen(['setsid', {PY!r}, '-c', {child!r}, {marker[:5]!r} + {marker[5:]!r}])\n"
@@ -162,7 +165,7 @@ def test_kill_ends_a_grandchild_that_ignores_sigterm_and_calls_setsid(lab: HostL
     )
     lab.start()
     tid = start(lab, [PY, "-c", code])
-    read_until(lab, tid, "ready")
+    read_until(lab, tid, "ignoring")
     pids = lab.wait(lambda: alive(marker))
     (pid,) = pids
     # positive control: it is in a session of its own, and SIGTERM does not end it

@@ -307,6 +307,9 @@ def test_h6_a_hook_s_setsid_survivor_dies_with_the_hook(lab: HostLab) -> None:
 
     subprocess.run([PY, str(lab.ws / "hooks" / "spawn.py")], check=True)
     try:
+        deadline = time.monotonic() + 10  # setsid may still be forking when the script exits
+        while not alive(marker) and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert alive(marker)
     finally:
         for pid in alive(marker):

@@ -40,6 +40,8 @@ class EditFile:
 @dataclass(frozen=True)
 class EditDetails:
     files: tuple[EditFile, ...]
+    host_code: tuple[str, ...] = ()
+    """Files of the batch that are code an approved host process runs, and who runs them."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class HostProcessDetails:
     hash: str
     tools: tuple[str, ...] = ()  # an MCP server's tools as approved (name: description)
     notes: tuple[str, ...] = ()
+    code_scope: tuple[str, ...] = ()  # what its trust covers beyond argv (hostproc/scope.py)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 Calls to an approved MCP server's tools are not in PROTOCOL.md's table; they are decided here by
 the tool's own annotations: one that says it only reads (``readOnlyHint``) is a read; one that
 says it may destroy (``destructiveHint: true``) asks in every mode; any other asks unless the
-mode is ``workspace``.
+mode is ``workspace``. An edit of code an approved host process runs (its code scope) is not
+in the table either: that code runs with the user's full authority, so it asks in every mode.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ Operation = Literal[
     "read",  # reads, discovery, git inspection inside the workspace
     "edit",  # edits inside the workspace, not protected
     "edit_protected",
+    "edit_host_code",  # an edit of code an approved host process runs (its code scope)
     "write_outside",
     "command_sandboxed",  # sandboxed, no network
     "command_network",  # asks for network, or no sandbox available
@@ -29,6 +31,7 @@ _TABLE: dict[Operation, dict[Mode, Decision]] = {
     "read": {"manual": "allow", "accept-edits": "allow", "workspace": "allow"},
     "edit": {"manual": "ask", "accept-edits": "allow", "workspace": "allow"},
     "edit_protected": {"manual": "reject", "accept-edits": "reject", "workspace": "reject"},
+    "edit_host_code": {"manual": "ask", "accept-edits": "ask", "workspace": "ask"},
     "write_outside": {"manual": "ask", "accept-edits": "ask", "workspace": "ask"},
     "command_sandboxed": {"manual": "ask", "accept-edits": "ask", "workspace": "allow"},
     "command_network": {"manual": "ask", "accept-edits": "ask", "workspace": "ask"},

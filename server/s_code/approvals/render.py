@@ -42,7 +42,13 @@ def message(card: Card) -> str:
         more = len(d.files) - _FILES_IN_MESSAGE
         listed = ", ".join(files) + (f" and {more} more" if more > 0 else "")
         verb = "Edit" if len(d.files) == 1 else f"Edit {len(d.files)} files:"
-        return f"s-code: {verb} {head_tail(listed, MESSAGE_LIMIT)}?"
+        warning = (
+            " It is code that runs OUTSIDE the sandbox with your account's full access "
+            f"({shown(d.host_code[0])}{' ...' if len(d.host_code) > 1 else ''})."
+            if d.host_code
+            else ""
+        )
+        return f"s-code: {verb} {head_tail(listed, MESSAGE_LIMIT)}?{warning}"
     if isinstance(d, CommandDetails):
         box = d.sandbox
         net = "NETWORK REQUESTED" if d.network else "no network"
@@ -64,6 +70,13 @@ def _edit_lines(d: EditDetails) -> list[str]:
     for f in d.files:
         mark = "A" if f.created else "M"
         lines.append(f"  {mark} {shown(f.path)}  ({_counts(f)}, via {f.via})")
+    if d.host_code:
+        lines += [
+            "",
+            "Code that runs OUTSIDE the sandbox with your account's filesystem and network "
+            "access (approving the edit makes each of these pending until you approve it again):",
+            *(f"  {shown(h)}" for h in d.host_code),
+        ]
     diffs = [f.diff for f in d.files if f.diff]
     if diffs:
         lines += ["", "Changes:", "", "```diff", *(shown(x, keep_newlines=True) for x in diffs)]
@@ -131,6 +144,11 @@ def _host_lines(d: HostProcessDetails) -> list[str]:
         f"Credential handles (values never shown): {_list(d.credential_handles)}",
     ]
     lines += [f"Script: {shown(s)}" for s in d.scripts]
+    if d.code_scope:
+        lines += [
+            "Code scope (a change to any of it asks again; the agent's edits of it ask first):",
+            *(f"  {shown(c)}" for c in d.code_scope),
+        ]
     if d.tools:
         lines += ["Tools:", *(f"  {shown(t)}" for t in d.tools)]
     lines.append(f"Trust hash: {d.hash}")

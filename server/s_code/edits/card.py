@@ -43,6 +43,7 @@ def edit_card(
     legacy: bool,
     redactor: Redactor | None = None,
     with_diff: bool = False,
+    host_code: tuple[str, ...] = (),
 ) -> Card:
     """The card of a batch; ``with_diff`` (only when the user will be asked) adds each file's
     unified diff, redacted and bounded, and its +/- line counts."""
@@ -67,5 +68,7 @@ def edit_card(
         )
     where = paths[0] if len(paths) == 1 else f"{len(paths)} files"
     title = f"Edit {where}"[:150]
+    if host_code:
+        title = f"Edit code a host process runs: {where}"[:150]
     target = paths[0] if legacy else json.dumps(paths)
-    return Card("edit", title, target, EditDetails(tuple(files)))
+    return Card("edit", title, target, EditDetails(tuple(files), host_code))

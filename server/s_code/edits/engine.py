@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
 import time
 import uuid
@@ -18,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from s_code.approvals.cards import EditDetails
 from s_code.approvals.gate import Approval, check
-from s_code.approvals.policy import decide
+from s_code.approvals.policy import Operation, decide
 from s_code.edits import writing
 from s_code.edits.card import edit_card
 from s_code.edits.journal import Journal, reservation_conflict
@@ -51,12 +53,26 @@ def journal_of(session: Session) -> Journal:
     return Journal(session.store)
 
 
+def host_code(session: Session, targets: list[Target]) -> tuple[str, ...]:
+    """For each target that is code an approved host process runs (its code scope), a line
+    naming the file and who runs it."""
+    found = []
+    for t in targets:
+        owners = session.host_code.owners(os.path.join(t.loc.root.real_path, *t.loc.parts))
+        if owners:
+            found.append(f"{t.loc.display}: run by {', '.join(owners)}")
+    return tuple(found)
+
+
 async def approve(session: Session, targets: list[Target], legacy: bool) -> Approval:
     """The gate for a batch. Re-projection after approval is the revision recheck before the
-    first write: a file changed since the card was built fails the batch (stale_revision)."""
-    asking = decide(session.mode, "edit") == "ask"
-    card = edit_card(targets, legacy, session.redactor, with_diff=asking)
-    return await check(session, "edit", card)
+    first write: a file changed since the card was built fails the batch (stale_revision). A
+    batch that edits code an approved host process runs asks in every mode."""
+    code = host_code(session, targets)
+    operation: Operation = "edit_host_code" if code else "edit"
+    asking = decide(session.mode, operation) == "ask"
+    card = edit_card(targets, legacy, session.redactor, with_diff=asking, host_code=code)
+    return await check(session, operation, card)
 
 
 class Held(Exception):
@@ -322,8 +338,10 @@ async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
     try:
         await _write(batch, args.turn_id, approval, owner)
     except WriteFailed as failed:
+        _scoped_written(session, approval)
         raise _partially_applied(batch, failed) from None
     except asyncio.CancelledError as cancel:
+        _scoped_written(session, approval)
         # What the batch came to, when the cancel arrived too late to stop it, is the answer.
         if isinstance(cancel.__cause__, WriteFailed):
             raise _partially_applied(batch, cancel.__cause__) from None
@@ -333,4 +351,12 @@ async def apply_patch(session: Session, args: ApplyPatchArgs) -> dict[str, Any]:
             raise
         if len(batch.written) < len(targets):
             raise _cancelled_after_writing(batch) from None
+    _scoped_written(session, approval)
     return {"applied": [_entry(t) for t in targets], "turn_id": batch.turn}
+
+
+def _scoped_written(session: Session, approval: Approval) -> None:
+    """After a batch that edited code a host process runs: its entries check their scope."""
+    details = approval.card.details
+    if isinstance(details, EditDetails) and details.host_code:
+        session.host_code.changed()

@@ -35,12 +35,19 @@ from s_code.hooks.config import HookConfig, load_hooks
 from s_code.hooks.paths import PROJECT_VARS, beside, named_paths, unchanged
 from s_code.hooks.run import RANK, Verdict, run_hook, verdict
 from s_code.hostproc.config import config_files, fingerprint
-from s_code.hostproc.entry import Canonical, agent_writable, base_env, canonical, host_path
+from s_code.hostproc.entry import (
+    Canonical,
+    agent_writable,
+    base_env,
+    canonical,
+    host_path,
+    python_env,
+)
 from s_code.hostproc.preview import host_card
 from s_code.hostproc.trust import TrustStore
 from s_code.protocol import methods
 from s_code.protocol.errors import ErrorKind, SCodeError
-from s_code.sandbox import tiers
+from s_code.session.host_code import Bound
 from s_code.session.session import Session
 
 log = logging.getLogger(__name__)
@@ -114,6 +121,7 @@ class Hooks:
                 host_path(self.writable),
                 settings,
                 named,
+                self.writable,
             )
         except (OSError, ValueError) as exc:
             return HookEntry(cfg, None, str(exc))
@@ -153,7 +161,8 @@ class Hooks:
                 if e.canon is not None:
                     paths += [e.canon.executable.real or "", *(p for p, _ in e.canon.scripts)]
             self._watched = paths
-        return fingerprint(self._watched)
+        changes = (self.session.lock.ended, self.session.host_code.changes)
+        return (*fingerprint(self._watched), changes)
 
     async def refresh(self, *, if_changed: bool = False) -> None:
         """Read both layers again (``if_changed``: only when a file they depend on moved).
@@ -174,8 +183,20 @@ class Hooks:
             fresh = await asyncio.to_thread(self._read)
             self.entries, self._watched = fresh, None
             self._seen = self._fingerprint()
+            self.publish()
             if {k: self.state(e) for k, e in self.entries.items()} != before:
                 self.announce()
+
+    def publish(self) -> None:
+        """The code scopes of the trusted hooks, for the session's edits to ask about."""
+        self.session.host_code.publish(
+            "hook",
+            tuple(
+                Bound(f"the {e.config.layer} hook {e.config.name!r}", e.canon.scope.holds)
+                for e in self.entries.values()
+                if e.canon is not None and e.canon.scope is not None and self.trusted(e)
+            ),
+        )
 
     def trusted(self, entry: HookEntry) -> bool:
         if entry.canon is None or entry.problem is not None or self.trust is None:
@@ -228,7 +249,7 @@ class Hooks:
         argv = [canon.executable.path or canon.argv[0], *args]
         env = base_env(self.writable)
         env.update({var: self.workspace for var in PROJECT_VARS})
-        env["PYTHONSAFEPATH"] = "1"  # a Python script never imports from its folder or the cwd
+        env.update(python_env())  # no imports from its folder or the cwd, no workspace bytecode
         env["S_CODE_SESSION_ID"] = self.session_id
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
         outcome = await run_hook(
@@ -325,14 +346,20 @@ class Hooks:
 
     @contextlib.asynccontextmanager
     async def _settled(self) -> AsyncIterator[None]:
-        """Where a running command can rewrite the hooks' files (tier 2: nothing holds them
-        read-only, they are only put back afterwards), hooks run only when no command of this
-        session runs, as git calls do: a script swapped while it is checked and started, or a
-        hooks.json emptied for a while, is never what runs. Tier 1 binds them read-only."""
-        if tiers.current().tier == 1:
-            yield
-            return
-        async with self.session.lock.git():
+        """Hooks check what they run and run it only while no sandboxed command that could
+        change it runs: none of this session's (in every tier: in tier 1 a command can still
+        rename a folder on a script's path, or write a ``.venv`` a hook's program lives in), and
+        none of another session's whose workspace holds a folder of their code scopes. A
+        command that ended makes them read their configuration and scopes again first."""
+        folders = tuple(
+            dict.fromkeys(
+                f
+                for e in self.entries.values()
+                if e.canon is not None and e.canon.scope is not None
+                for f in e.canon.scope.folders_in(self.writable)
+            )
+        )
+        async with self.session.lock.host_code(folders):
             yield
 
     async def before(self, tool: str, args: Any) -> str | None:
@@ -360,9 +387,9 @@ class Hooks:
         firing = [e for e in self.entries.values() if e.config.event == event and self.trusted(e)]
         if firing:
             payload = self._payload(event, None, None)
-            for e, v in zip(
-                firing, await asyncio.gather(*(self._fire(e, payload) for e in firing)), strict=True
-            ):
+            async with self._settled():
+                verdicts = await asyncio.gather(*(self._fire(e, payload) for e in firing))
+            for e, v in zip(firing, verdicts, strict=True):
                 if v.decision == "failed":
                     log.warning("%s hook %s failed: %s", event, e.config.name, v.reason)
 
@@ -445,6 +472,7 @@ class Hooks:
                 name=name,
             )
         self.trust.trust("hook", entry.config.layer, name, shown)
+        self.publish()
         self.announce()
         return {"kind": "hook", "name": name, "layer": entry.config.layer, "hash": shown}
 
@@ -452,6 +480,7 @@ class Hooks:
         entry = self.find(name, layer)
         if self.trust is not None:
             self.trust.revoke("hook", entry.config.layer, name)
+        self.publish()
         self.announce()
         return {"kind": "hook", "name": name, "layer": entry.config.layer, "revoked": True}
 

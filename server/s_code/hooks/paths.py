@@ -92,9 +92,11 @@ def beside(named: tuple[str, ...], workspace: str) -> tuple[tuple[str, ...], tup
 
 
 def unchanged(canon: Canonical) -> bool:
-    """Right before it runs: are the program and every script the hook was trusted with still
-    the same content? (A sandboxed command running meanwhile must not swap one in.)"""
+    """Right before it runs: are the program, every script and the whole code scope the hook
+    was trusted with still the same? (No sandboxed command runs meanwhile: the hooks wait.)"""
     real = canon.executable.real
     if real is not None and file_sha256(real) != canon.executable.sha256:
         return False
-    return all(file_sha256(path) == digest for path, digest in canon.scripts)
+    if not all(file_sha256(path) == digest for path, digest in canon.scripts):
+        return False
+    return canon.scope is None or canon.scope.unchanged()

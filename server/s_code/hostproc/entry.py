@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from s_code.credentials.handles import handle_names
+from s_code.hostproc.scope import CodeScope, ScopeTooLarge, code_scope
 from s_code.protocol.errors import SCodeError
 from s_code.sandbox.caches import cache_root
+from s_code.state.store import state_dir
 
 MAX_HASHED = 64 << 20
 _SECRET_NAME = re.compile(r"(?i)(token|secret|passw|api_?key|private|credential|auth)")
@@ -126,6 +128,14 @@ def _safe_entry(entry: str, banned: tuple[str, ...]) -> bool:
     return True
 
 
+def python_env() -> dict[str, str]:
+    """What a host process's Python is told: never import from the script's folder or the
+    working directory (``PYTHONSAFEPATH``), and read and write bytecode only in a cache of its
+    own in the user's state directory (``PYTHONPYCACHEPREFIX``), never a ``__pycache__`` of the
+    workspace, where a command could plant a compiled module that shadows a source."""
+    return {"PYTHONSAFEPATH": "1", "PYTHONPYCACHEPREFIX": os.path.join(state_dir(), "pycache")}
+
+
 def base_env(writable: Iterable[str]) -> dict[str, str]:
     """What a host process inherits of the sidecar's environment: who and where the user is,
     and PATH as :func:`host_path` makes it."""
@@ -158,6 +168,8 @@ class Canonical:
     scripts: tuple[tuple[str, str], ...]  # (path, sha256) of files the arguments name
     settings: tuple[tuple[str, Any], ...] = ()
     notes: tuple[str, ...] = field(default=())
+    scope: CodeScope | None = None
+    """Every file whose change changes what runs (:mod:`s_code.hostproc.scope`)."""
 
     @property
     def env_names(self) -> tuple[str, ...]:
@@ -186,6 +198,7 @@ class Canonical:
             "scripts": [list(s) for s in self.scripts],
             "handles": list(self.handles),
             "settings": [[k, v] for k, v in self.settings],
+            "scope": self.scope.digest if self.scope is not None else None,
         }
         text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -392,9 +405,12 @@ def canonical(
     search_path: str,
     settings: tuple[tuple[str, Any], ...] = (),
     extra_scripts: tuple[str, ...] = (),
+    writable: tuple[str, ...] = (),
 ) -> Canonical:
     """``extra_scripts``: absolute paths of files the entry runs that its argv does not name
-    one by one (the words of a hook's shell line); each one that is a file is hashed too."""
+    one by one (the words of a hook's shell line); each one that is a file is hashed too.
+    ``writable``: where the agent can write (:func:`agent_writable`), for the code scope; a
+    scope too large to bind is a ValueError (the entry cannot run)."""
     handle_names(argv[1:], dict(env))  # a malformed handle: invalid_params, naming its field
     executable = resolve_executable(argv[0], cwd, search_path)
     notes = _floating(argv) + _indirect(argv)
@@ -405,6 +421,11 @@ def canonical(
         )
     if executable.problem:
         notes = (*notes, executable.problem)
+    scripts = _scripts(argv, cwd) + _named(extra_scripts, _scripts(argv, cwd))
+    try:
+        scope = code_scope(executable.path, [p for p, _ in scripts], writable)
+    except ScopeTooLarge as exc:
+        raise ValueError(str(exc)) from None
     return Canonical(
         kind=kind,
         name=name,
@@ -415,7 +436,8 @@ def canonical(
         cwd=cwd,
         env=env,
         executable=executable,
-        scripts=_scripts(argv, cwd) + _named(extra_scripts, _scripts(argv, cwd)),
+        scripts=scripts,
         settings=settings,
-        notes=notes,
+        notes=notes + scope.notes,
+        scope=scope,
     )

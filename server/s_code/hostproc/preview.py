@@ -29,6 +29,7 @@ def host_card(entry: Canonical, redactor: Redactor, tools: tuple[str, ...] = ())
         hash=entry.hash,
         tools=tools,
         notes=entry.notes,
+        code_scope=entry.scope.shown() if entry.scope is not None else (),
     )
     what = KIND_WORDS.get(entry.kind, entry.kind)
     title = f"Trust the {what} {entry.name!r} ({entry.layer} configuration)"

@@ -7,7 +7,9 @@ hangs: it fails fast with ``host_process_failed``); a cancelled call is passed o
 by the SDK; the tool list is read page by page and read again on
 ``notifications/tools/list_changed``. A server that exits is restarted with a backoff (1 s,
 doubling to 60 s), and given up after ``MAX_RESTARTS`` failures in ``RESTART_WINDOW_S``; its
-tools leave the registry while it is down. ``stop`` ends it and its whole process tree.
+tools leave the registry while it is down. Every start, the first and each restart, goes through
+``guard``: what would run is checked against what was approved, and a server that changed is
+never started again (it waits for a new approval). ``stop`` ends it and its whole process tree.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -49,11 +52,22 @@ class Launch:
     tool_timeout_s: float
 
 
+Guard = Callable[[], AbstractAsyncContextManager[str | None]]
+"""Held from the check of what would run until the server is initialized; yields why it must
+not start (what runs changed since it was approved), or None."""
+
+
+@contextlib.asynccontextmanager
+async def _unguarded() -> Any:
+    yield None
+
+
 @dataclass
 class McpServer:
     launch: Launch
     redactor: Redactor
     on_tools: Callable[[McpServer, list[Any]], None]
+    guard: Guard = _unguarded
     state: State = "starting"
     error: str | None = None
     tools: list[Any] = field(default_factory=list)
@@ -73,6 +87,8 @@ class McpServer:
 
     async def stop(self) -> None:
         self._stop.set()
+        if self._task is not None and self.state == "starting":
+            self._task.cancel()  # waiting for its guard, or to initialize: nothing to wind down
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(self._task), 15)
@@ -91,6 +107,11 @@ class McpServer:
             self.state = "starting"
             try:
                 await self._serve_once()
+            except Changed as exc:  # what would run is not what was approved: never run it
+                self.error = str(exc)
+                self.state = "failed"
+                self._withdraw()
+                return
             except Exception as exc:  # the server could not start, or died
                 self.error = self._describe(exc)
                 log.warning("MCP server %s: %s", self.launch.name, self.error)
@@ -121,6 +142,26 @@ class McpServer:
         return f"{type(exc).__name__}: {exc}{said}"
 
     async def _serve_once(self) -> None:
+        """One run of the server: checked (the guard held until it is initialized, so nothing
+        it runs can change between the check and its start), served until it exits or stops."""
+        guard = self.guard()
+        problem = await guard.__aenter__()
+        held = True
+
+        async def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                await guard.__aexit__(None, None, None)
+
+        try:
+            if problem is not None:
+                raise Changed(problem)
+            await self._serve(release)
+        finally:
+            await release()
+
+    async def _serve(self, ready: Callable[[], Any]) -> None:
         argv = host_argv(self.launch.argv, self.launch.cwd)
         self.stderr = StderrLog(self.redactor, f"mcp:{self.launch.name}")
         params = StdioServerParameters(
@@ -148,6 +189,7 @@ class McpServer:
                         with anyio.fail_after(self.launch.startup_timeout_s):
                             await session.initialize()
                             tools = await self._list(session)
+                        await ready()
                         self._session = session
                         self.state = "running"
                         self.error = None
@@ -248,6 +290,10 @@ class McpServer:
 
 class ServerExited(Exception):
     """The server's process ended while it was serving."""
+
+
+class Changed(Exception):
+    """What the server would run changed since it was approved: it is not started again."""
 
 
 def _page(cursor: str | None) -> Any:

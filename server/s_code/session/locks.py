@@ -42,6 +42,9 @@ class CommandGitLock:
         self._readers = 0
         self._writer = False
         self._writers_waiting = 0
+        self.ended = 0
+        """Commands that may have written a workspace since the session began: this session's
+        that ended, and another session's that a wait here met (:meth:`host_code`)."""
 
     def _condition(self) -> asyncio.Condition:
         loop = asyncio.get_running_loop()
@@ -59,11 +62,13 @@ class CommandGitLock:
 
     async def _flock(self, keys: Iterable[str], mode: int) -> list[int]:
         """The files of ``keys`` locked (``LOCK_SH`` or ``LOCK_EX``), in sorted order, waiting
-        without blocking the loop; on a cancel nothing stays locked."""
+        without blocking the loop; on a cancel nothing stays locked. A wait (another session's
+        command held one) counts in :attr:`ended`."""
         if self._dir is None:
             return []
         os.makedirs(self._dir, mode=0o700, exist_ok=True)
         held: list[int] = []
+        waited = False
         try:
             for name in sorted({lock_name(k) for k in keys}):  # one order for every caller
                 flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -74,10 +79,13 @@ class CommandGitLock:
                         fcntl.flock(fd, mode | fcntl.LOCK_NB)
                         break
                     except BlockingIOError:
+                        waited = True
                         await asyncio.sleep(_POLL_S)
         except BaseException:
             _release(held)
             raise
+        if waited:
+            self.ended += 1
         return held
 
     @contextlib.asynccontextmanager
@@ -104,6 +112,18 @@ class CommandGitLock:
             _release(held)
 
     @contextlib.asynccontextmanager
+    async def host_code(self, folders: Iterable[str]) -> AsyncIterator[None]:
+        """A host process whose code lies in ``folders`` checks and runs: no command of this
+        session, nor of another whose workspace holds one of them, runs meanwhile (a command
+        could change the code between the check and the read)."""
+        async with self.git():
+            held = await self._flock(_ancestors(folders), fcntl.LOCK_SH) if folders else []
+            try:
+                yield
+            finally:
+                _release(held)
+
+    @contextlib.asynccontextmanager
     async def command(self, workspace: str | None = None) -> AsyncIterator[None]:
         """A command that can write ``workspace``."""
         cond = self._condition()
@@ -123,6 +143,7 @@ class CommandGitLock:
             _release(held)
             async with cond:
                 self._writer = False
+                self.ended += 1
                 cond.notify_all()
 
     def close(self) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 from s_code.approvals.approver import Approver, DenyAll
 from s_code.approvals.policy import Mode
 from s_code.redaction import Redactor, secret_env_values
+from s_code.session.host_code import HostCode
 from s_code.session.locks import CommandGitLock
 from s_code.state.store import WorkspaceStore
 from s_code.workspace.documents import Documents, OpenDocument, no_overlay
@@ -97,6 +98,8 @@ class Session:
     loaded_tools: set[str] = field(default_factory=set)
     """Names of the tools tool_search returned: tools/list shows those still registered beside
     the core profile."""
+    host_code: HostCode = field(default_factory=HostCode)
+    """The code scopes of the approved host processes (edits of them ask in every mode)."""
     on_close: list[Callable[[], None]] = field(default_factory=list)
     """What a domain started for the session and ends with it (code mode's spare worker)."""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import uuid
 import weakref
@@ -35,6 +36,14 @@ from s_code.session.session import Session
 from s_code.terminals.process import Terminal
 
 MAX_LIVE = 8
+SETTLE_S = 1.0
+LATER_READS = (
+    "its code lies in the workspace: sandboxed commands wait until it has started, but code it "
+    "reads later (a shell script runs line by line, a server loads modules when first used) can "
+    "still be changed by a command while it runs"
+)
+"""How long after a start sandboxed commands wait when the terminal's code lies where they
+write: its interpreter reads its script meanwhile."""
 MAX_KEPT = 32  # ended terminals still listed (their output still readable)
 MAX_WRITE = 64 * 1024
 # Spawning, writing and killing wait in threads of their own, never in the few threads of
@@ -159,9 +168,12 @@ class Terminals:
                 tuple(sorted(env.items())),
                 host_path(self.writable),
                 (("tty", tty),),
+                writable=self.writable,
             )
 
         canon = await asyncio.to_thread(project)
+        if canon.scope is not None and canon.scope.folders_in(self.writable):
+            canon = dataclasses.replace(canon, notes=(*canon.notes, LATER_READS))
         if canon.executable.path is None:
             raise SCodeError(
                 ErrorKind.NOT_FOUND,
@@ -175,6 +187,8 @@ class Terminals:
             # user read the card is asked about anew)
             nonlocal canon
             canon = await asyncio.to_thread(project)
+            if canon.scope is not None and canon.scope.folders_in(self.writable):
+                canon = dataclasses.replace(canon, notes=(*canon.notes, LATER_READS))
             return host_card(canon, self.session.redactor)
 
         approval = await check(self.session, "host_process", card, again)  # every start
@@ -184,6 +198,57 @@ class Terminals:
             raise SCodeError(
                 ErrorKind.LIMIT_EXCEEDED, f"{MAX_LIVE} terminals are running", limit=MAX_LIVE
             )
+        # From the last check until its program has had time to read its script, no sandboxed
+        # command that could change its code runs (in tier 1 too: a command can rename a folder
+        # on the script's path, and a read-only bind does not stop that).
+        approved = canon.hash
+        folders = canon.scope.folders_in(self.writable) if canon.scope is not None else ()
+        hold = contextlib.AsyncExitStack()
+        await hold.enter_async_context(self.session.lock.host_code(folders))
+        try:
+            canon = await asyncio.to_thread(project)
+            if canon.hash != approved:
+                raise SCodeError(
+                    ErrorKind.HOST_PROCESS_UNTRUSTED,
+                    "what the terminal would run changed after you approved it; it was not "
+                    "started (start it again to see the change)",
+                    terminal_id=terminal_id,
+                )
+            started = await self._spawn(terminal_id, command, where, tty, canon, resolved)
+        except BaseException:
+            await hold.aclose()
+            raise
+        asyncio.get_running_loop().create_task(self._release_after_start(hold, started, folders))
+        await asyncio.to_thread(approval.ran, {"terminal_id": terminal_id, "argv": list(command)})
+        self._trim()
+        self.announce()
+        return {"terminal_id": terminal_id}
+
+    async def _release_after_start(
+        self, hold: contextlib.AsyncExitStack, term: Terminal, folders: tuple[str, ...]
+    ) -> None:
+        """Let commands run again once the terminal's program has read its script: at once when
+        none of its code lies where a command writes, else when it ended or after
+        ``SETTLE_S`` (a script an interpreter reads later, as a shell does line by line, is
+        named on the card as code a command can still change)."""
+        try:
+            if folders:
+                event = self._exited.get(term.id)
+                if event is not None:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(event.wait(), SETTLE_S)
+        finally:
+            await hold.aclose()
+
+    async def _spawn(
+        self,
+        terminal_id: str,
+        command: list[str],
+        where: str,
+        tty: bool,
+        canon: Canonical,
+        resolved: Any,
+    ) -> Terminal:
         self._starting += 1  # a slot held until this one is in the table
         self._loop = asyncio.get_running_loop()
         term = Terminal(
@@ -211,10 +276,7 @@ class Terminals:
         await asyncio.to_thread(
             hostspawn.record, self._store(), term.pid, f"terminal:{terminal_id}"
         )
-        await asyncio.to_thread(approval.ran, {"terminal_id": terminal_id, "argv": list(command)})
-        self._trim()
-        self.announce()
-        return {"terminal_id": terminal_id}
+        return term
 
     def _trim(self) -> None:
         ended = [t for t in self.terminals.values() if t.exit is not None]

@@ -15,9 +15,11 @@ own annotations (see :mod:`s_code.approvals.policy`), and its result passes the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,13 +35,14 @@ from s_code.hostproc.config import (
     load_mcp,
     unread_layers,
 )
-from s_code.hostproc.entry import Canonical, agent_writable, canonical, host_path
+from s_code.hostproc.entry import Canonical, agent_writable, canonical, host_path, python_env
 from s_code.hostproc.preview import host_card
 from s_code.hostproc.trust import TrustStore, tool_hash
-from s_code.mcp.client import Launch, McpServer
+from s_code.mcp.client import Guard, Launch, McpServer
 from s_code.mcp.names import tool_name
 from s_code.protocol import methods
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
+from s_code.session.host_code import Bound
 from s_code.session.session import Session
 from s_code.terminals.manager import terminals_for
 from s_code.tools.host import end_session
@@ -141,6 +144,7 @@ class HostProcesses:
             cfg.env,
             host_path(self.writable),
             settings,
+            writable=self.writable,
         )
 
     def _read(self) -> list[Entry]:
@@ -173,7 +177,8 @@ class HostProcesses:
         for e in self.entries.values():
             if e.canon is not None:
                 paths += [e.canon.executable.real or "", *(p for p, _ in e.canon.scripts)]
-        return fingerprint(paths)
+        changes = (self.session.lock.ended, self.session.host_code.changes)
+        return (*fingerprint(paths), changes)
 
     async def refresh(self, *, if_changed: bool = False) -> None:
         """Read the configuration again; start what is trusted, stop what no longer is.
@@ -202,7 +207,56 @@ class HostProcesses:
         for entry in self.entries.values():
             if entry.server is None and self._trusted(entry):
                 await self._start(entry)
+        self._publish()
         self._announce()
+
+    def _publish(self) -> None:
+        """The code scopes of the trusted servers, for the session's edits to ask about."""
+        self.session.host_code.publish(
+            "mcp",
+            tuple(
+                Bound(
+                    f"the MCP server {e.config.name!r} ({e.config.layer} layer)",
+                    e.canon.scope.holds,
+                )
+                for e in self.entries.values()
+                if e.canon is not None and e.canon.scope is not None and self._trusted(e)
+            ),
+        )
+
+    def _folders(self, entry: Entry) -> tuple[str, ...]:
+        """The folders of an entry's code scope a sandboxed command could write."""
+        scope = entry.canon.scope if entry.canon is not None else None
+        return scope.folders_in(self.writable) if scope is not None else ()
+
+    def _guard(self, entry: Entry) -> Guard:
+        """Before every start of ``entry``'s server (a restart too), with no command running
+        that could change it until the server is up: its configuration and code scope read
+        again and compared with the approval."""
+
+        @contextlib.asynccontextmanager
+        async def guard() -> AsyncIterator[str | None]:
+            async with self.session.lock.host_code(self._folders(entry)):
+                yield await asyncio.to_thread(self._still_approved, entry.key)
+
+        return guard
+
+    def _still_approved(self, key: tuple[str, str]) -> str | None:
+        """On a worker thread: why the entry ``key`` may not start now, or None."""
+        fresh = next((e for e in self._read() if e.key == key), None)
+        record = self.trust.get("mcp", *key) if self.trust is not None else None
+        if fresh is None or fresh.canon is None or fresh.problem is not None:
+            why = fresh.problem if fresh is not None else "it is no longer configured"
+            problem = f"its configuration changed and it cannot run: {why}"
+        elif record is None or record.hash != fresh.canon.hash:
+            problem = (
+                "what it runs (its configuration, program, scripts or code scope) changed since "
+                "it was approved; approve it again"
+            )
+        else:
+            return None
+        self._seen = None  # read again at the next call: the list shows it pending
+        return problem
 
     def _trusted(self, entry: Entry) -> bool:
         if entry.canon is None or entry.problem is not None or self.trust is None:
@@ -224,8 +278,9 @@ class HostProcesses:
             return
         self.session.redactor.add_known(resolved.values)
         argv = [entry.canon.executable.path or cfg.command, *resolved.args]
-        # the SDK adds the rest of what a server inherits; PATH comes from us
-        env = {"PATH": host_path(self.writable), **resolved.env}
+        # the SDK adds the rest of what a server inherits; PATH comes from us, and a Python
+        # server never imports from its script's folder or the working directory
+        env = {"PATH": host_path(self.writable), **resolved.env, **python_env()}
         launch = Launch(
             name=cfg.name,
             argv=argv,
@@ -234,7 +289,9 @@ class HostProcesses:
             startup_timeout_s=cfg.startup_timeout_s,
             tool_timeout_s=cfg.tool_timeout_s,
         )
-        entry.server = McpServer(launch, self.session.redactor, self._tools_changed)
+        entry.server = McpServer(
+            launch, self.session.redactor, self._tools_changed, self._guard(entry)
+        )
         entry.server.start()
 
     def _tools_changed(self, server: McpServer, tools: list[Any]) -> None:
@@ -297,25 +354,20 @@ class HostProcesses:
         hints = {k.removesuffix("_hint"): v for k, v in annotations.items() if k != "title"}
 
         async def handler(session: Session, args: dict[str, Any]) -> dict[str, Any]:
-            await self.refresh(if_changed=True)  # an entry edited on disk: pending, stopped
-            if not any(e.server is server for e in self.entries.values()):
-                raise SCodeError(
-                    ErrorKind.HOST_PROCESS_UNTRUSTED,
-                    f"the MCP server {server.launch.name!r} changed since it was approved; "
-                    "approve it again (s-code/hostProcesses/approve)",
-                    name=server.launch.name,
-                )
-            if operation == "read":  # allowed in every mode, like a built-in read: no card
-                return await server.call(tool.name, args)
-            card = self._call_card(server.launch.name, tool.name, name, args, hints)
-            approval = await check(session, operation, card)
-            try:
-                result = await server.call(tool.name, args)
-            except SCodeError as err:
-                await asyncio.to_thread(approval.ran, {"error": err.kind.value})
-                raise
-            await asyncio.to_thread(approval.ran, {"is_error": result.get("is_error", False)})
-            return result
+            entry = next((e for e in self.entries.values() if e.server is server), None)
+            folders = self._folders(entry) if entry is not None else ()
+            # no command that could change its code runs during the call; one that ended made
+            # the configuration and the code scope be read again (changed: pending, stopped)
+            async with self.session.lock.host_code(folders):
+                await self.refresh(if_changed=True)
+                if not any(e.server is server for e in self.entries.values()):
+                    raise SCodeError(
+                        ErrorKind.HOST_PROCESS_UNTRUSTED,
+                        f"the MCP server {server.launch.name!r} changed since it was approved; "
+                        "approve it again (s-code/hostProcesses/approve)",
+                        name=server.launch.name,
+                    )
+                return await self._call(session, server, tool.name, name, args, operation, hints)
 
         return ToolDef(
             name=name,
@@ -328,6 +380,29 @@ class HostProcesses:
             annotations=hints,
             redact_result=True,
         )
+
+    async def _call(
+        self,
+        session: Session,
+        server: McpServer,
+        tool: str,
+        name: str,
+        args: dict[str, Any],
+        operation: Operation,
+        hints: dict[str, Any],
+    ) -> dict[str, Any]:
+        """One call of a server's tool, through the gate its annotations decide."""
+        if operation == "read":  # allowed in every mode, like a built-in read: no card
+            return await server.call(tool, args)
+        card = self._call_card(server.launch.name, tool, name, args, hints)
+        approval = await check(session, operation, card)
+        try:
+            result = await server.call(tool, args)
+        except SCodeError as err:
+            await asyncio.to_thread(approval.ran, {"error": err.kind.value})
+            raise
+        await asyncio.to_thread(approval.ran, {"is_error": result.get("is_error", False)})
+        return result
 
     def _call_card(
         self, server: str, tool: str, name: str, args: dict[str, Any], hints: dict[str, Any]
@@ -419,6 +494,7 @@ class HostProcesses:
     ) -> dict[str, Any]:
         """Trust what the card showed, and start it; refused when the entry changed meanwhile."""
         assert self.trust is not None
+        await self._refresh()  # what is there now, not what was read before the prompt
         entry = self._find(kind, name, layer)
         if entry.canon is None or entry.canon.hash != shown_hash:
             raise SCodeError(
@@ -434,6 +510,7 @@ class HostProcesses:
             await self._start(entry)
         else:
             self._tools_changed(entry.server, entry.server.tools)
+        self._publish()
         self._announce()
         return {"kind": kind, "name": name, "layer": entry.config.layer, "hash": entry.canon.hash}
 
@@ -453,6 +530,7 @@ class HostProcesses:
         if entry.server is not None:
             await entry.server.stop()
             entry.server = None
+        self._publish()
         self._announce()
         return {"kind": kind, "name": name, "layer": entry.config.layer, "revoked": True}
 
