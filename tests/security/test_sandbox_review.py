@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tests.security.sandbox_support import PY, Box, alive, box
 
-from s_code.commands.projection import refuse_unsafe_workspace
+from s_code.hostproc.unsafe_workspace import refuse_unsafe_workspace
 from s_code.protocol.errors import SCodeError
 from s_code.sandbox import caches, launcher
 
@@ -109,14 +109,14 @@ def test_a_workspace_holding_home_or_the_sandbox_state_is_refused(
     monkeypatch.setenv("S_CODE_LAUNCHER_DIR", str(tmp_path / "elsewhere" / "launcher"))
     for workspace in (home, tmp_path):  # the home itself, and a folder above it
         with pytest.raises(SCodeError) as err:
-            refuse_unsafe_workspace(str(workspace))
+            refuse_unsafe_workspace(str(workspace), "commands")
         assert err.value.kind == "sandbox_unavailable"
     project = home / "project"
     project.mkdir()
-    refuse_unsafe_workspace(str(project))  # a project folder is fine
+    refuse_unsafe_workspace(str(project), "commands")  # a project folder is fine
     monkeypatch.setenv("S_CODE_LAUNCHER_DIR", str(project / ".cache" / "launcher"))
     with pytest.raises(SCodeError, match="exec helper"):
-        refuse_unsafe_workspace(str(project))
+        refuse_unsafe_workspace(str(project), "commands")
 
 
 _SHM = """
@@ -254,7 +254,7 @@ def test_a_workspace_holding_s_code_itself_is_refused(monkeypatch: pytest.Monkey
 
     package_root = Path(s_code.__file__).resolve().parents[1]  # .../server
     with pytest.raises(SCodeError, match="s-code itself"):
-        refuse_unsafe_workspace(str(package_root))
+        refuse_unsafe_workspace(str(package_root), "commands")
 
 
 def test_a_link_planted_as_the_private_tmp_is_not_followed(box: Box) -> None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from s_code.approvals.cards import Card, CommandDetails, SandboxShown
 from s_code.approvals.policy import Operation
+from s_code.hostproc.unsafe_workspace import refuse_unsafe_workspace
 from s_code.protocol.display import head_tail
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.redaction import Redactor
@@ -115,40 +115,6 @@ def resolve_cwd(session: Session, cwd: str | None) -> tuple[WorkspaceRoot, str, 
     return root, os.path.join(root.real_path, *parts), display
 
 
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def refuse_unsafe_workspace(workspace: str) -> None:
-    """A workspace that holds the user's home, s-code's state or configuration, the sandbox's own
-    helper or its caches cannot be sandboxed: everything writable in it would include what the
-    sandbox relies on."""
-    from s_code.hostproc.config import user_dir
-    from s_code.sandbox.launcher import cache_dir
-    from s_code.state.store import state_dir
-
-    home = os.path.realpath(os.path.expanduser("~"))
-    held = {
-        "your home directory": home,
-        # approvals, trust, the snapshots a restart puts back: a command must not forge them
-        "s-code's state": os.path.realpath(state_dir()),
-        "s-code's configuration (host processes)": os.path.realpath(user_dir()),
-        "the sandbox's exec helper": os.path.realpath(cache_dir()),
-        "the dependency caches": os.path.realpath(caches.cache_root(Path(workspace))),
-        # a command must not rewrite the code the sidecar runs next time it starts
-        "s-code itself": os.path.realpath(os.path.dirname(os.path.dirname(__file__))),
-        "the Python environment s-code runs in": os.path.realpath(sys.prefix),
-    }
-    for what, path in held.items():
-        if _inside(path, workspace):
-            raise SCodeError(
-                ErrorKind.SANDBOX_UNAVAILABLE,
-                f"the workspace {workspace!r} contains {what} ({path}); commands cannot be "
-                "sandboxed there: open a project folder instead",
-                reason="workspace_holds_sandbox_state",
-            )
-
-
 def resolve_executable(name: str, cwd: str, path: str) -> str:
     if "/" in name:
         candidate = os.path.normpath(os.path.join(cwd, name))
@@ -191,7 +157,7 @@ def project(session: Session, command: list[str], cwd: str | None, network: bool
     check_argv(command)
     root, cwd_abs, cwd_display = resolve_cwd(session, cwd)
     workspace = Path(root.real_path)
-    refuse_unsafe_workspace(str(workspace))
+    refuse_unsafe_workspace(str(workspace), "commands")
     report = tiers.current()
     dep = caches.for_workspace(workspace)
     tmp_base = dep.root / "tmp"

@@ -1,9 +1,10 @@
 """Preflight: everything about a batch that can be checked before one byte is written.
 
-For every planned file: path resolution through its WorkspaceRoot, protected paths, aliases (one
-file named twice by inode, hard links, case variants), the current text (the editor buffer when
-the document is open, else the disk) and its revision, and the new text. Raises the first problem;
-returns the targets otherwise.
+For every planned file: path resolution through its WorkspaceRoot, a folder or a directory no
+workspace write may reach (a home folder, s-code's own: :mod:`s_code.hostproc.unsafe_workspace`),
+protected paths, aliases (one file named twice by inode, hard links, case variants), the current
+text (the editor buffer when the document is open, else the disk) and its revision, and the new
+text. Raises the first problem; returns the targets otherwise.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from s_code.edits.request import MAX_BYTES, FilePlan
+from s_code.hostproc.unsafe_workspace import WriteGuard
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.session.session import Session
 from s_code.workspace.documents import OpenDocument, revision_of, sha256_hex
@@ -80,11 +82,12 @@ def _check_revision(plan: FilePlan, display: str, current: bytes | None) -> None
         )
 
 
-def prepare_one(session: Session, plan: FilePlan) -> Target:
+def prepare_one(session: Session, plan: FilePlan, guard: WriteGuard) -> Target:
     field_path = "path" if plan.field in ("path", "patch") else f"{plan.field}.path"
     loc = session.folders.locate(plan.path, field_path)
     if not loc.parts:
         raise invalid_params("the path names the workspace folder itself", field_path)
+    guard.check(loc.root, loc.parts, loc.display)  # a home folder, s-code's own directories
     session.protected.check(loc.parts, loc.display)
     exists, identity, disk = False, None, None
     try:  # a FIFO, a device or a socket is refused here, never opened
@@ -162,7 +165,8 @@ def _git_layout(targets: list[Target]) -> None:
 
 
 def prepare(session: Session, plans: list[FilePlan]) -> list[Target]:
-    targets = [prepare_one(session, p) for p in plans]
+    guard = WriteGuard()
+    targets = [prepare_one(session, p, guard) for p in plans]
     _git_layout(targets)
     by_identity: dict[tuple[int, int], Target] = {}
     by_name: dict[str, Target] = {}

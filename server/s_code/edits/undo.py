@@ -1,9 +1,10 @@
 """Undoing a turn, and cleaning up after a crash.
 
-Undo restores each file the turn wrote, newest first, through the same safe paths as the edit
-(the editor for an open buffer, else a durable disk write), but only when the file is still
-exactly what the turn left behind: otherwise it is refused with ``changed_since`` and the user's
-later work wins. Files the turn created are removed.
+Undo restores each file the turn wrote, newest first, through the same safe paths and checks as
+the edit (the editor for an open buffer, else a durable disk write; never a path an edit could not
+write now: ``protected_path``), but only when the file is still exactly what the turn left behind:
+otherwise it is refused with ``changed_since`` and the user's later work wins. Files the turn
+created are removed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 from typing import Any
 
 from s_code.edits.journal import Journal, UndoRecord
+from s_code.hostproc.unsafe_workspace import WriteGuard
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.session.session import Session
 from s_code.workspace.documents import sha256_hex
@@ -48,9 +50,15 @@ def _disk_now(root: WorkspaceRoot, parts: tuple[str, ...]) -> bytes | None:
         os.close(dir_fd)
 
 
-async def _restore(session: Session, rec: UndoRecord, root: WorkspaceRoot) -> str | None:
-    """Restore one record; returns a refusal reason or None."""
+async def _restore(
+    session: Session, rec: UndoRecord, root: WorkspaceRoot, guard: WriteGuard
+) -> str | None:
+    """Restore one record; returns a refusal reason or None. What an edit may not write, undo
+    may not either (``protected_path``): the folder or a directory on the way is one no workspace
+    may reach, or the path became protected since (a hook now runs it)."""
     parts = split_relative(rec.rel) if rec.rel != "." else ()
+    await asyncio.to_thread(guard.check, root, parts, rec.display)
+    session.protected.check(parts, rec.display)
     paths = (f"{root.path}/{rec.rel}", f"{root.real_path}/{rec.rel}")
     doc = session.overlay.document(paths)
     if doc is not None:
@@ -83,6 +91,7 @@ async def undo_turn(session: Session, journal: Journal, turn_id: str) -> dict[st
     if not await asyncio.to_thread(journal.turn_exists, turn_id):
         raise SCodeError(ErrorKind.INVALID_PARAMS, f"no turn {turn_id!r}", field="turnId")
     records = await asyncio.to_thread(journal.records, turn_id)
+    guard = await asyncio.to_thread(WriteGuard)
     restored: list[str] = []
     refused: list[dict[str, str]] = []
     for rec in reversed(records):
@@ -91,7 +100,7 @@ async def undo_turn(session: Session, journal: Journal, turn_id: str) -> dict[st
             refused.append({"path": rec.display, "reason": "folder_not_open"})
             continue
         try:
-            reason = await _restore(session, rec, root)
+            reason = await _restore(session, rec, root, guard)
         except SCodeError as err:
             reason = "changed_since" if err.kind is ErrorKind.STALE_REVISION else err.kind.value
         if reason is None:

@@ -20,26 +20,34 @@ from s_code.protocol.errors import ErrorKind, SCodeError
 CACHE_ENV = "S_CODE_TOOL_CACHE_DIR"
 
 
-def cache_root(workspace: Path) -> Path:
+def cache_base() -> Path:
+    """Where every workspace's caches live: ``$S_CODE_TOOL_CACHE_DIR`` (real path) or the XDG
+    default."""
     override = os.environ.get(CACHE_ENV)
     if override:
-        root = Path(override)
-        if not root.is_absolute():
+        if not os.path.isabs(override):
             raise SCodeError(
                 ErrorKind.INVALID_PARAMS, f"{CACHE_ENV} must be an absolute path, not {override!r}"
             )
-        real = Path(os.path.realpath(root))
-        ws = Path(os.path.realpath(workspace))
-        if real == ws or ws in real.parents:
-            raise SCodeError(
-                ErrorKind.INVALID_PARAMS,
-                f"{CACHE_ENV} must be outside the workspace: {override!r} is inside {str(ws)!r}",
-            )
-        return real
+        return Path(os.path.realpath(override))
     base = os.environ.get("XDG_CACHE_HOME")
     if not base or not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "s-code" / "tool-dependencies"
+
+
+def cache_root(workspace: Path) -> Path:
+    """:func:`cache_base`, refused when ``$S_CODE_TOOL_CACHE_DIR`` is inside ``workspace``."""
+    root = cache_base()
+    override = os.environ.get(CACHE_ENV)
+    if override:
+        ws = Path(os.path.realpath(workspace))
+        if root == ws or ws in root.parents:
+            raise SCodeError(
+                ErrorKind.INVALID_PARAMS,
+                f"{CACHE_ENV} must be outside the workspace: {override!r} is inside {str(ws)!r}",
+            )
+    return root
 
 
 def ensure_dir(root: Path, path: Path) -> None:
