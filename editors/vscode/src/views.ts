@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 
 import type { Card, CardFile } from './common/approval';
 import { SCHEME, applyUnifiedDiff, detailsPath, proposedPath } from './common/details';
+import { safe, safeLines, unshown } from './common/shown';
 
 export class Details implements vscode.TextDocumentContentProvider {
   private readonly texts = new Map<string, string>();
@@ -30,21 +31,24 @@ export class Details implements vscode.TextDocumentContentProvider {
   }
 
   /** An edit card's files in the diff editor: what the server edited (the open buffer, else the
-   * file) against the proposed text; a diff that cannot be rebuilt is shown as a diff document. */
+   * file) against the proposed text; a diff that cannot be rebuilt is shown as a diff document.
+   * Names and the diff document are shown escaped, as the card holds them; the file is found,
+   * and its proposed text rebuilt, from what they really are. */
   async showDiffs(card: Card, limit = 5): Promise<void> {
     const files = ((card.details.files as CardFile[] | undefined) ?? []).filter((f) => f.diff);
     for (const f of files.slice(0, limit)) {
-      const target = fileUri(f.path);
+      const name = safe(f.path);
+      const target = fileUri(unshown(String(f.path)));
       const before = f.created || !target ? '' : await currentText(target);
       const proposed = before === undefined ? undefined : applyUnifiedDiff(before, f.diff ?? '');
       if (proposed === undefined || !target) {
-        const uri = this.put(`/diff/${f.path}.diff`, f.diff ?? '');
+        const uri = this.put(`/diff/${name}.diff`, safeLines(f.diff));
         await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: false });
         continue;
       }
-      const right = this.put(proposedPath(f.path), proposed);
-      const left = f.created ? this.put(`/empty/${f.path}`, '') : target;
-      await vscode.commands.executeCommand('vscode.diff', left, right, `${f.path}: proposed by s-code`, {
+      const right = this.put(proposedPath(name), proposed);
+      const left = f.created ? this.put(`/empty/${name}`, '') : target;
+      await vscode.commands.executeCommand('vscode.diff', left, right, `${name}: proposed by s-code`, {
         preview: files.length === 1,
       });
     }

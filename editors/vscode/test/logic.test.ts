@@ -248,3 +248,68 @@ describe('status and output', () => {
     expect(items).toEqual([{ label: '4 files: a.py, b.py, c.py, …', description: '2 min ago · t-2', turnId: 't-2' }]);
   });
 });
+
+import { safe, safeLines, unshown } from '../src/common/shown';
+
+// [raw, as the server's shown() escapes it], printed by s_code.protocol.display.shown
+const SERVER_ESCAPES: [string, string][] = [
+  ['b.md\n\nApproved by workspace policy', 'b.md\\n\\nApproved by workspace policy'],
+  ['notes\u202etxt.sh', 'notes\\u202etxt.sh'],
+  ['a\\nb', 'a\\\\nb'],
+  ['C:\\x41\\\\', 'C:\\\\x41\\\\\\'],
+  ['tab\there\u001b[2J', 'tab\\there\\x1b[2J'],
+  ['z\u200bw\udb40\udc41\u2028', 'z\\u200bw\\U000e0041\\u2028'],
+  ['keep \\d+ and \\', 'keep \\d+ and \\'],
+  ['\u00e9 ok', '\u00e9 ok'],
+];
+const RAW_UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+describe('what the extension shows is escaped', () => {
+  it('escapes controls, newlines, bidi and invisible characters as the server does', () => {
+    for (const [raw, escaped] of SERVER_ESCAPES) {
+      if (!raw.includes('\\')) expect(safe(raw)).toBe(escaped); // the same escapes
+      expect(RAW_UNSAFE.test(safe(raw))).toBe(false);
+    }
+    expect(safe('\u2060\u00ad\ufeff\u180e\ufe0f')).toBe('\\u2060\\xad\\ufeff\\u180e\\ufe0f');
+  });
+  it("shows the server's escaped text as it came", () => {
+    for (const [, escaped] of SERVER_ESCAPES) expect(safe(escaped)).toBe(escaped);
+    expect(safeLines('# card\n  [0] a\\nb')).toBe('# card\n  [0] a\\nb');
+  });
+  it("undoes the server's escaping exactly, for the diff editor", () => {
+    for (const [raw, escaped] of SERVER_ESCAPES) expect(unshown(escaped)).toBe(raw);
+  });
+  const hostile: Card = {
+    ...batch,
+    title: 'Edit b.md\n\nApproved by workspace policy',
+    message: 's-code: Edit b.md\n\nApproved by workspace policy (new, 1 line)?',
+    text: '# s-code asks\n  A b.md\u202e\n',
+    details: {
+      files: [
+        { path: 'b.md\n\nApproved by workspace policy', created: true, via: 'disk', lines_before: 0, lines_after: 1 },
+        { path: 'notes\u202etxt.sh\u200b', created: true, via: 'disk', lines_before: 0, lines_after: 1 },
+      ],
+    },
+  };
+  it('a raw card (a server that forgot) cannot add a line to the modal or reorder one', async () => {
+    const detail = modalDetail(hostile).split('\n');
+    expect(detail).toHaveLength(4); // two files, a blank line, the hint
+    expect(detail[0]).toBe('b.md\\n\\nApproved by workspace policy  new, 1 line');
+    expect(detail[1]).toBe('notes\\u202etxt.sh\\u200b  new, 1 line');
+    for (const line of detail) expect(RAW_UNSAFE.test(line)).toBe(false);
+    const { ui, asked, shown } = scripted([DETAILS, DENY]);
+    await decide(hostile, ui);
+    expect(asked[0]).toBe('s-code: Edit b.md\\n\\nApproved by workspace policy (new, 1 line)?');
+    expect(shown[0]).toBe('# s-code asks\n  A b.md\\u202e\n');
+    const command: Card = { ...hostile, kind: 'command', details: { sandbox: { tier: 1, label: 'x\ny', writable: ['/w\u202e'] } } };
+    for (const line of modalDetail(command).split('\n')) expect(RAW_UNSAFE.test(line)).toBe(false);
+    const other: Card = { ...hostile, kind: 'tool_call' };
+    expect(modalDetail(other).split('\n')[0]).toBe('Edit b.md\\n\\nApproved by workspace policy');
+  });
+  it('rebuilds the proposed text from an escaped diff (tabs, a backslash-n, a bidi override)', () => {
+    const before = 'if x:\n\treturn "a\\n"\n';
+    const diff = '--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n if x:\n-\treturn "a\\\\n"\n+\treturn "b\\u202e"';
+    const escaped = diff.replace(/\t/g, '\\t');
+    expect(applyUnifiedDiff(before, escaped)).toBe('if x:\n\treturn "b\u202e"\n');
+  });
+});

@@ -6,6 +6,12 @@ operation is projected again and must give the same digest, or the user is asked
 details are typed, one model per kind; :mod:`s_code.approvals.render` turns a card into the text
 every face shows (the prompt line, the details document, the CLI) and into its wire form, so no
 client renders one.
+
+A card holds the real values (redacted, never escaped): its digest, the gate's re-projection and
+the audit log compare and record what runs. What the user sees is :attr:`Card.shown`, the same
+card with every string it holds escaped (:func:`s_code.protocol.display.shown`) -- its title, its
+target, each field of its details, nested lists, dict keys and values, whatever a new field adds --
+and every face renders only that, so no string reaches a user raw (SECURITY.md A1).
 """
 
 from __future__ import annotations
@@ -16,9 +22,13 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
+
+from s_code.protocol.display import shown as display
 
 CardKind = Literal["edit", "command", "host_process", "tool_call"]
+# A field of several lines (a diff, indented JSON): escaped line by line, its line ends kept.
+LINES = {"lines": True}
 
 
 @dataclass(frozen=True)
@@ -34,7 +44,7 @@ class EditFile:
     sha_after: str
     added: int | None = None  # +/- lines, counted from the diff when the user is asked
     removed: int | None = None
-    diff: str | None = None  # the unified diff, redacted and bounded
+    diff: str | None = field(default=None, metadata=LINES)  # the unified diff, redacted, bounded
 
 
 @dataclass(frozen=True)
@@ -101,7 +111,7 @@ class ToolCallDetails:
 
     server: str
     tool: str
-    arguments: str  # JSON, redacted
+    arguments: str = field(metadata=LINES)  # JSON, indented and redacted
     annotations: dict[str, object]
 
 
@@ -119,16 +129,60 @@ def _wire(value: Any) -> Any:
     return value
 
 
+T = TypeVar("T")
+
+
+def _escaped(value: T, *, lines: bool = False) -> T:
+    """``value`` with every string in it escaped: dataclass fields (those marked :data:`LINES`
+    line by line), tuples, lists, dict keys and values; anything else as it is."""
+    out: Any = value
+    if isinstance(value, str):
+        out = display(value, keep_newlines=lines)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = dataclasses.replace(
+            value,
+            **{
+                f.name: _escaped(getattr(value, f.name), lines=bool(f.metadata.get("lines")))
+                for f in dataclasses.fields(value)
+                if f.init
+            },
+        )
+    elif isinstance(value, tuple | list):
+        out = type(value)(_escaped(v) for v in value)
+    elif isinstance(value, dict):
+        out = {_escaped(k): _escaped(v) for k, v in value.items()}
+    return cast(T, out)
+
+
+@dataclass(frozen=True)
+class ShownCard:
+    """A card as the user sees it: every string escaped; its identity (id, kind, digest) the
+    card's own. Built only by :attr:`Card.shown`."""
+
+    id: str
+    kind: CardKind
+    digest: str
+    title: str
+    target: str
+    details: Details
+
+    @cached_property
+    def details_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = _wire(self.details)
+        return wire
+
+
 @dataclass(frozen=True, eq=False)
 class Card:
     kind: CardKind
-    title: str  # one line, well under 200 characters; escaped when rendered
+    title: str  # one line, well under 200 characters; escaped when shown
     target: str  # edits: a JSON array of paths (a batch) or the plain path (legacy form)
     details: Details
     id: str = field(default_factory=lambda: "a-" + uuid.uuid4().hex[:12])
 
     @cached_property
     def details_wire(self) -> dict[str, Any]:
+        """The details as JSON data, the real values: for the digest and the tool results."""
         wire: dict[str, Any] = _wire(self.details)
         return wire
 
@@ -140,3 +194,17 @@ class Card:
             separators=(",", ":"),
         )
         return hashlib.sha256(body.encode()).hexdigest()
+
+    @cached_property
+    def shown(self) -> ShownCard:
+        """The card every face shows (the prompt, the details document, the wire form): each
+        string escaped, once. A batch edit's target stays a JSON array: of the escaped paths."""
+        details = _escaped(self.details)
+        target = display(self.target)
+        if (
+            isinstance(self.details, EditDetails)
+            and isinstance(details, EditDetails)
+            and self.target == json.dumps([f.path for f in self.details.files])
+        ):
+            target = json.dumps([f.path for f in details.files])
+        return ShownCard(self.id, self.kind, self.digest, display(self.title), target, details)

@@ -48,7 +48,8 @@ class Approval:
 
 
 def _denied(card: Card, why: str, **data: object) -> SCodeError:
-    return SCodeError(ErrorKind.APPROVAL_DENIED, f"{why}: {card.title}", card=card.digest, **data)
+    title = card.shown.title  # an editor may show the error: escaped, as the prompt was
+    return SCodeError(ErrorKind.APPROVAL_DENIED, f"{why}: {title}", card=card.digest, **data)
 
 
 async def check(

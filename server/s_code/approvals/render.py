@@ -3,8 +3,9 @@
 Every face shows exactly this: the LSP prompt (``window/showMessageRequest``), the details
 document (``window/showDocument`` and ``s-code/approval/details``), ``s-code sandbox`` on a
 terminal, and the VS Code and Neovim integrations (they receive ``message`` and ``text`` with
-the card). Every string a repository or agent controls is escaped (:func:`shown`): no control,
-bidi or invisible character reaches the user raw.
+the card). Each face renders the card's shown form (:attr:`~s_code.approvals.cards.Card.shown`),
+where every string the card holds is already escaped, once: no control, bidi or invisible
+character reaches the user raw, and nothing here escapes (or forgets to) on its own.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from s_code.approvals.cards import (
     EditDetails,
     EditFile,
     HostProcessDetails,
+    ShownCard,
     ToolCallDetails,
 )
-from s_code.protocol.display import head_tail, shown
+from s_code.protocol.display import head_tail, one_line
 
 MESSAGE_LIMIT = 160  # characters of the prompt line before its middle is elided
 _FILES_IN_MESSAGE = 3
@@ -36,15 +38,19 @@ def _counts(f: EditFile) -> str:
 
 def message(card: Card) -> str:
     """The question, on one line: what, where, and what the user most needs to weigh."""
+    return _message(card.shown)
+
+
+def _message(card: ShownCard) -> str:
     d = card.details
     if isinstance(d, EditDetails):
-        files = [f"{shown(f.path)} ({_counts(f)})" for f in d.files[:_FILES_IN_MESSAGE]]
+        files = [f"{f.path} ({_counts(f)})" for f in d.files[:_FILES_IN_MESSAGE]]
         more = len(d.files) - _FILES_IN_MESSAGE
         listed = ", ".join(files) + (f" and {more} more" if more > 0 else "")
         verb = "Edit" if len(d.files) == 1 else f"Edit {len(d.files)} files:"
         warning = (
             " It is code that runs OUTSIDE the sandbox with your account's full access "
-            f"({shown(d.host_code[0])}{' ...' if len(d.host_code) > 1 else ''})."
+            f"({d.host_code[0]}{' ...' if len(d.host_code) > 1 else ''})."
             if d.host_code
             else ""
         )
@@ -53,39 +59,39 @@ def message(card: Card) -> str:
         box = d.sandbox
         net = "NETWORK REQUESTED" if d.network else "no network"
         scope = "unsandboxed: your full access" if box.tier == 3 else "writes only the workspace"
-        return f"s-code: {shown(card.title)}? ({net}; {scope})"
+        return f"s-code: {card.title}? ({net}; {scope})"
     if isinstance(d, HostProcessDetails):
         return (
-            f"s-code: {shown(card.title)}? It runs outside the sandbox with your account's "
+            f"s-code: {card.title}? It runs outside the sandbox with your account's "
             "filesystem and network access."
         )
     if isinstance(d, ToolCallDetails):
-        args = head_tail(shown(d.arguments), MESSAGE_LIMIT // 2)
-        return f"s-code: {shown(card.title)} {args}? (outside the sandbox, your access)"
-    return f"s-code: {shown(card.title)}?"
+        args = head_tail(one_line(d.arguments), MESSAGE_LIMIT // 2)
+        return f"s-code: {card.title} {args}? (outside the sandbox, your access)"
+    return f"s-code: {card.title}?"
 
 
 def _edit_lines(d: EditDetails) -> list[str]:
     lines = [f"Files ({len(d.files)}):"]
     for f in d.files:
         mark = "A" if f.created else "M"
-        lines.append(f"  {mark} {shown(f.path)}  ({_counts(f)}, via {f.via})")
+        lines.append(f"  {mark} {f.path}  ({_counts(f)}, via {f.via})")
     if d.host_code:
         lines += [
             "",
             "Code that runs OUTSIDE the sandbox with your account's filesystem and network "
             "access (approving the edit makes each of these pending until you approve it again):",
-            *(f"  {shown(h)}" for h in d.host_code),
+            *(f"  {h}" for h in d.host_code),
         ]
     diffs = [f.diff for f in d.files if f.diff]
     if diffs:
-        lines += ["", "Changes:", "", "```diff", *(shown(x, keep_newlines=True) for x in diffs)]
+        lines += ["", "Changes:", "", "```diff", *diffs]
         lines.append("```")
     return lines
 
 
 def _list(paths: tuple[str, ...]) -> str:
-    return ", ".join(shown(p) for p in paths) or "-"
+    return ", ".join(paths) or "-"
 
 
 def _relative(paths: tuple[str, ...], workspace: str) -> str:
@@ -93,7 +99,7 @@ def _relative(paths: tuple[str, ...], workspace: str) -> str:
     out = []
     for p in paths:
         rel = os.path.relpath(p, workspace) if p.startswith(workspace.rstrip("/") + "/") else p
-        out.append(shown(rel))
+        out.append(rel)
     return ", ".join(out) or "-"
 
 
@@ -101,9 +107,9 @@ def _command_lines(d: CommandDetails) -> list[str]:
     box = d.sandbox
     lines = [
         "Command (exactly what runs, one argument per line):",
-        *(f"  [{i}] {shown(a)}" for i, a in enumerate(d.argv)),
+        *(f"  [{i}] {a}" for i, a in enumerate(d.argv)),
         "",
-        f"Working directory: {shown(d.cwd)}",
+        f"Working directory: {d.cwd}",
         f"Network: {'REQUESTED' if d.network else 'off'}",
         f"Sandbox: tier {box.tier} ({box.label})",
         "Can read: "
@@ -117,7 +123,7 @@ def _command_lines(d: CommandDetails) -> list[str]:
         f"Private (empty): {_list(box.hidden)}",
         f"Runtimes (read-only): {_list(box.runtimes)}",
         "Dependency caches: "
-        + (", ".join(f"{k}={shown(v)}" for k, v in sorted(box.caches.items())) or "-"),
+        + (", ".join(f"{k}={v}" for k, v in sorted(box.caches.items())) or "-"),
         f"Environment: {_list(box.env)}",
     ]
     for name, limit in sorted(box.limits.items()):
@@ -132,54 +138,58 @@ def _host_lines(d: HostProcessDetails) -> list[str]:
         "This process runs OUTSIDE the sandbox with your account's filesystem and network access.",
         "",
         f"Kind: {d.process_kind}",
-        f"Name: {shown(d.name)}",
-        f"Configured in: {shown(d.file)} ({d.layer} layer)",
+        f"Name: {d.name}",
+        f"Configured in: {d.file} ({d.layer} layer)",
         "Command (exactly what runs, one argument per line):",
-        *(f"  [{i}] {shown(a)}" for i, a in enumerate(d.argv)),
-        f"Program: {shown(d.executable or '(not found)')}",
+        *(f"  [{i}] {a}" for i, a in enumerate(d.argv)),
+        f"Program: {d.executable or '(not found)'}",
         f"Program SHA-256: {d.executable_sha256 or '-'}",
-        f"Working directory: {shown(d.cwd)}",
+        f"Working directory: {d.cwd}",
         "Environment:",
-        *(f"  {shown(e)}" for e in d.environment),
+        *(f"  {e}" for e in d.environment),
         f"Credential handles (values never shown): {_list(d.credential_handles)}",
     ]
-    lines += [f"Script: {shown(s)}" for s in d.scripts]
+    lines += [f"Script: {s}" for s in d.scripts]
     if d.code_scope:
         lines += [
             "Code scope (a change to any of it asks again; the agent's edits of it ask first):",
-            *(f"  {shown(c)}" for c in d.code_scope),
+            *(f"  {c}" for c in d.code_scope),
         ]
     if d.tools:
-        lines += ["Tools:", *(f"  {shown(t)}" for t in d.tools)]
+        lines += ["Tools:", *(f"  {t}" for t in d.tools)]
     lines.append(f"Trust hash: {d.hash}")
-    lines += [f"Note: {shown(n)}" for n in d.notes]
+    lines += [f"Note: {n}" for n in d.notes]
     return lines
 
 
 def _tool_call_lines(d: ToolCallDetails) -> list[str]:
     hints = ", ".join(f"{k}={v}" for k, v in sorted(d.annotations.items())) or "none"
     return [
-        f"The MCP server {shown(d.server)} runs this tool with your account's filesystem and "
+        f"The MCP server {d.server} runs this tool with your account's filesystem and "
         "network access (outside the sandbox).",
         "",
-        f"Tool: {shown(d.tool)}",
-        f"Annotations (the server's own claims): {shown(hints)}",
+        f"Tool: {d.tool}",
+        f"Annotations (the server's own claims): {hints}",
         "Arguments:",
-        *(f"  {line}" for line in shown(d.arguments, keep_newlines=True).split("\n")),
+        *(f"  {line}" for line in d.arguments.split("\n")),
     ]
 
 
 def document(card: Card) -> str:
     """The whole card: every target, every argument, the scope; plain text that also reads as
     Markdown."""
+    return _document(card.shown)
+
+
+def _document(card: ShownCard) -> str:
     d = card.details
     lines = [
-        f"# s-code asks: {shown(card.title)}",
+        f"# s-code asks: {card.title}",
         "",
         f"kind: {card.kind} · digest: {card.digest}",
     ]
     if card.kind == "edit" and not card.target.startswith("["):
-        lines.append(f"target: {shown(card.target)}")
+        lines.append(f"target: {card.target}")
     lines.append("")
     if isinstance(d, EditDetails):
         lines += _edit_lines(d)
@@ -194,15 +204,17 @@ def document(card: Card) -> str:
 
 
 def wire(card: Card) -> dict[str, Any]:
-    """The card as clients receive it, with its rendering: ``message`` (the one-line question)
-    and ``text`` (the whole card), which every client shows as they are."""
+    """The card as clients receive it, every string escaped, with its rendering: ``message``
+    (the one-line question) and ``text`` (the whole card), which every client shows as they
+    are."""
+    shown = card.shown
     return {
-        "id": card.id,
-        "kind": card.kind,
-        "title": card.title,
-        "target": card.target,
-        "details": card.details_wire,
-        "digest": card.digest,
-        "message": message(card),
-        "text": document(card),
+        "id": shown.id,
+        "kind": shown.kind,
+        "title": shown.title,
+        "target": shown.target,
+        "details": shown.details_wire,
+        "digest": shown.digest,
+        "message": _message(shown),
+        "text": _document(shown),
     }

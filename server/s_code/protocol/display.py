@@ -78,6 +78,14 @@ def _one(text: str, i: int) -> str:
     return _other(ch)
 
 
+def one_line(lines: str) -> str:
+    """Text shown line by line (``shown(text, keep_newlines=True)``) as one line: exactly
+    ``shown(text)``. A line's last backslash, kept single before its line end, is doubled before
+    the ``\\n`` that takes the line end's place."""
+    *head, last = lines.split("\n")
+    return "".join((x + "\\" if x.endswith("\\") else x) + "\\n" for x in head) + last
+
+
 def head_tail(text: str, limit: int, tail: int | None = None) -> str:
     """``text`` when it fits ``limit`` characters, else its head and tail around ``…``: a long
     command's end is where a payload hides, so the end is always shown."""

@@ -1,7 +1,10 @@
 // Approval cards: the modal, the details document and the decision sent back. The server renders
-// every card (`message`: the one-line question, `text`: the whole card, control and bidi
-// characters already escaped); the extension shows exactly that, and renders nothing itself.
+// every card (`message`: the one-line question, `text`: the whole card) and escapes every string
+// in it (control, bidi and invisible characters); the extension shows exactly that. The few lines
+// it composes itself (the modal's detail) are escaped again here, as is anything it shows, so a
+// string that reached it raw still cannot add a line or reorder one.
 // Pure logic over a thin UI interface, so it is tested without VS Code.
+import { safe, safeLines } from './shown';
 
 export interface CardFile {
   path: string;
@@ -86,7 +89,8 @@ function commandLines(card: Card): string[] {
   return lines;
 }
 
-/** The modal's detail text: what the user most needs to weigh, without opening anything. */
+/** The modal's detail text: what the user most needs to weigh, without opening anything. Each
+ * line is made safe: a path holding a newline or a bidi override stays on its own line, as is. */
 export function modalDetail(card: Card): string {
   const body =
     card.kind === 'edit'
@@ -96,7 +100,7 @@ export function modalDetail(card: Card): string {
         : card.kind === 'host_process'
           ? ["Runs outside the sandbox with your account's filesystem and network access."]
           : [card.title];
-  return [...body, '', 'Enter or Escape denies. "Show details" opens the whole card.'].join('\n');
+  return [...body.map(safe), '', 'Enter or Escape denies. "Show details" opens the whole card.'].join('\n');
 }
 
 /** The unified diffs an edit card carries (the server adds them when it asks). */
@@ -112,11 +116,11 @@ export function diffText(card: Card): string {
 /** Ask about one card: the modal, details as often as asked (bounded), then the decision. */
 export async function decide(card: Card, ui: AskUi, maxDetails = 5): Promise<'approve' | 'deny'> {
   for (let i = 0; i <= maxDetails; i++) {
-    const answer = await ui.modal(card.message, modalDetail(card), ACTIONS);
+    const answer = await ui.modal(safe(card.message), modalDetail(card), ACTIONS);
     if (answer !== DETAILS) {
       return answer === APPROVE ? 'approve' : 'deny';
     }
-    await ui.openReadOnly('card', card.text);
+    await ui.openReadOnly('card', safeLines(card.text));
     if (diffText(card) && ui.openDiff) await ui.openDiff(card);
   }
   return 'deny';

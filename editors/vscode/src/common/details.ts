@@ -1,6 +1,7 @@
 // Read-only views of what s-code shows: one virtual document per kind (the card, the plan, the
 // tools, a sandbox preview), reused, never a dirty Untitled editor; and an edit's proposed text,
 // rebuilt from the card's unified diff for VS Code's diff editor.
+import { unshown } from './shown';
 
 export const SCHEME = 's-code';
 
@@ -18,9 +19,10 @@ const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
 
 /**
  * ``before`` with the card's unified diff applied, or undefined when it does not apply exactly
- * (the diff was cut short, its text escaped, or ``before`` changed since): the caller then shows
- * the diff itself. Like the server's diff, lines are split on LF only, and a text that ends with
- * a line end has an empty last "line".
+ * (the diff was cut short, redacted, or ``before`` changed since): the caller then shows the diff
+ * itself. The server escapes each line of the diff (a tab is ``\t``, a bidi override ``\u202e``):
+ * a line is compared and added as it really is (``unshown``). Like the server's diff, lines are
+ * split on LF only, and a text that ends with a line end has an empty last "line".
  */
 export function applyUnifiedDiff(before: string, diff: string): string | undefined {
   const source = before.split('\n');
@@ -38,7 +40,7 @@ export function applyUnifiedDiff(before: string, diff: string): string | undefin
     at = start;
     for (i++; i < lines.length && !HUNK.test(lines[i]); i++) {
       const line = lines[i];
-      const body = line.slice(1);
+      const body = unshown(line.slice(1));
       if (line.startsWith('+')) {
         out.push(body);
       } else if (line.startsWith(' ') || line.startsWith('-')) {
