@@ -1,9 +1,12 @@
 """The redactor: exact values the sidecar knows (and their encodings) and the token rules.
 
-Two modes. :meth:`Redactor.redact` is for output (a command's streams, a host process's result):
+Three modes. :meth:`Redactor.redact` is for output (a command's streams, a host process's result):
 every rule, context rules too, seen through terminal colour codes (:mod:`.plain`).
 :meth:`Redactor.redact_shown` is for a card: only known values and secret-format tokens, never a
-span holding whitespace or shell syntax.
+span holding whitespace or shell syntax. :meth:`Redactor.redact_known` (and
+:meth:`Redactor.redact_known_json`) is for what the sidecar read itself (a file, a search, a diff):
+only the known values, so a test fixture shaped like a token stays readable and editable; free
+when nothing is known.
 """
 
 from __future__ import annotations
@@ -67,6 +70,11 @@ class Redactor:
         self.longest_known = max((len(v) for v in exact), default=0)
 
     @property
+    def knows_values(self) -> bool:
+        """Whether any exact value is known (else :meth:`redact_known` has nothing to do)."""
+        return self._exact is not None
+
+    @property
     def known_values(self) -> tuple[str, ...]:
         """Every exact value hidden, in each encoding (longest first)."""
         return self._exact_values
@@ -97,6 +105,10 @@ class Redactor:
             return []
         return [m.span() for m in self._exact.finditer(text)]
 
+    def holds_known(self, text: str) -> bool:
+        """Whether ``text`` holds a known value (in any of its encodings)."""
+        return self._exact is not None and self._has_exact(text)
+
     def found(self, plain: Plain) -> list[tuple[Span, Span]]:
         """Each secret in the text: where its match is (its context included) and the part the
         mark replaces, in the original text's positions."""
@@ -122,6 +134,25 @@ class Redactor:
                 for m in rule.pattern.finditer(text):
                     hidden += shown_spans(rule, m)
         return hide(text, hidden)
+
+    def redact_known(self, text: str) -> str:
+        """Only the known values (and their encodings) hidden: what the sidecar read itself (a
+        file, a search, a diff, a tool's description), where a token rule would hide a fixture
+        the agent must be able to read and edit."""
+        return hide(text, self._known(text))
+
+    def redact_known_json(self, value: Any) -> Any:
+        """Every string (and key) of JSON data with the known values hidden (``value`` itself
+        when none is there: nothing is copied). One substring pass over all the strings joined
+        decides whether any string needs a look; nothing known: nothing done at all."""
+        if self._exact is None:
+            return value
+        strings: list[str] = []
+        _collect(value, strings)
+        if not strings or not self._has_exact("\0".join(strings)):
+            return value
+        done = [self.redact_known(t) for t in strings]
+        return _rebuild(value, iter(done)) if done != strings else value
 
     def redact_json(self, value: Any) -> Any:
         """Every string (and key) of JSON data redacted: a host process's result or output.
