@@ -27,8 +27,12 @@ import pytest
 from tests.e2e.host_support import HostLab, host_lab
 
 from s_code.client import RpcError
+from s_code.edits.hidden import compute_guarded
+from s_code.edits.request import ApplyPatchArgs, plans_of
 from s_code.protocol import methods
-from s_code.redaction import MARK, variants
+from s_code.protocol.errors import ErrorKind, SCodeError
+from s_code.protocol.models import parse_params
+from s_code.redaction import MARK, Redactor, variants
 
 PY = sys.executable
 VALUE = "h13-kv-9c41e7d2b5a86f03e7"
@@ -143,7 +147,7 @@ def test_h13_a_secret_a_host_process_wrote_never_comes_back(lab: HostLab, variab
     codes = ",".join(str(ord(c)) for c in VALUE[:12])
     assert codes not in run["result"]["codes"]
     with pytest.raises(RpcError) as err:  # an error's logs too
-        lab.tool("code_mode", {"code": code.replace("return {", "throw new Error(s); ({")})
+        lab.tool("code_mode", {"code": code.split("const rev")[0] + "throw new Error(s);"})
     assert MARK in json.dumps(err.value.data)  # the logs, and the error's own text
     assert_hidden(err.value.data)
     assert_hidden(str(err.value))
@@ -324,3 +328,181 @@ def test_h13_an_mcp_tool_s_description_and_schema_never_show_the_value(lab: Host
     lab.call(methods.HOST_PROCESSES_APPROVE, {"kind": "mcp", "name": "leaky"})  # with its tools
     assert_hidden(lab.editor.messages + lab.editor.documents)
     assert_hidden([n for n in lab.client.notifications])  # type: ignore[union-attr]
+
+
+# -- the known-values pass and the edit guard, in process ----------------------------------------
+
+
+def test_the_known_pass_hides_every_encoding_and_no_token_shape() -> None:
+    redactor = Redactor([VALUE])
+    fixtures = f"AWS_KEY={FIXTURE} ghp_{'a1B2' * 9} password=hunter2hunter2 "
+    for form in sorted(variants(VALUE)):
+        shown = redactor.redact_known(f"{fixtures}x{form}y")
+        assert form not in shown and MARK in shown
+        assert shown.startswith(fixtures)  # the token and context rules are not applied
+    data = {"a": [fixtures, {VALUE: f"k {VALUE}"}], "n": 3}
+    assert redactor.redact_known_json(data) == {"a": [fixtures, {MARK: f"k {MARK}"}], "n": 3}
+    clean = {"a": [fixtures]}
+    assert redactor.redact_known_json(clean) is clean  # nothing found: nothing copied
+    nothing = Redactor()
+    assert not nothing.knows_values and nothing.redact_known_json(data) is data
+
+
+def _plan(raw: dict[str, Any]) -> Any:
+    (plan,) = plans_of(parse_params(ApplyPatchArgs, raw))
+    return plan
+
+
+ORIGINAL = f"a = 1\nAPI_TOKEN={VALUE}\nb = 2\n"
+SHOWN = f"API_TOKEN={MARK}"
+REV = "0" * 16
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind", "field"),
+    [
+        (
+            {
+                "path": "f",
+                "expected_revision": REV,
+                "edits": [{"old_text": SHOWN, "new_text": "x"}],
+            },
+            ErrorKind.MATCH_NOT_FOUND,
+            "edits.0.old_text",
+        ),
+        (
+            {
+                "files": [
+                    {
+                        "path": "f",
+                        "expected_revision": REV,
+                        "edits": [
+                            {"old_text": "a = 1", "new_text": "a = 3"},
+                            {"old_text": f"{SHOWN}\nb = 2", "new_text": "b = 3"},
+                        ],
+                    }
+                ]
+            },
+            ErrorKind.MATCH_NOT_FOUND,
+            "files.0.edits.1.old_text",
+        ),
+        (
+            {"patch": f"*** Begin Patch\n*** Update File: f\n@@\n-{SHOWN}\n+x\n*** End Patch"},
+            ErrorKind.MATCH_NOT_FOUND,
+            "patch",
+        ),
+        (
+            {"patch": f"*** Begin Patch\n*** Update File: f\n@@\n a = 1\n+{SHOWN}\n*** End Patch"},
+            ErrorKind.INVALID_PARAMS,
+            "patch",
+        ),
+        (
+            {"path": "f", "expected_revision": REV, "content": f"a = 1\n{SHOWN}\nb = 3\n"},
+            ErrorKind.INVALID_PARAMS,
+            "content",
+        ),
+        (
+            {
+                "files": [
+                    {
+                        "path": "f",
+                        "expected_revision": REV,
+                        "edits": [
+                            {"start_line": 1, "end_line": 1, "new_text": "a = 3"},
+                            {"start_line": 2, "end_line": 2, "new_text": SHOWN + " # new"},
+                        ],
+                    }
+                ]
+            },
+            ErrorKind.INVALID_PARAMS,
+            "files.0.edits.1.new_text",
+        ),
+        (  # the shown line copied elsewhere: the mark would stand where the agent meant the value
+            {
+                "path": "f",
+                "expected_revision": REV,
+                "edits": [{"old_text": "b = 2", "new_text": SHOWN}],
+            },
+            ErrorKind.INVALID_PARAMS,
+            "edits.0.new_text",
+        ),
+    ],
+)
+def test_an_edit_made_from_the_redacted_view_is_refused(
+    raw: dict[str, Any], kind: ErrorKind, field: str
+) -> None:
+    if "patch" in raw:
+        raw["revisions"] = {"f": REV}
+    plan = _plan(raw)
+    with pytest.raises(SCodeError) as err:
+        compute_guarded(plan, ORIGINAL, Redactor([VALUE]), "f")
+    assert err.value.kind is kind and err.value.data["field"] == field
+    assert err.value.data["redacted"] is True and "hides from the agent" in err.value.message
+    # positive control: without the value known, the same edit is an ordinary one
+    try:
+        compute_guarded(plan, ORIGINAL, Redactor(), "f")
+    except SCodeError as plain:
+        assert plain.kind is ErrorKind.MATCH_NOT_FOUND and "redacted" not in plain.data
+
+
+@pytest.mark.parametrize(
+    ("raw", "original"),
+    [
+        # the secret's line replaced whole, without the mark
+        (
+            {"edits": [{"start_line": 2, "end_line": 2, "new_text": "API_TOKEN=${secret:env:T}"}]},
+            ORIGINAL,
+        ),
+        # another line of a file holding a secret
+        ({"edits": [{"old_text": "b = 2", "new_text": "b = 3"}]}, ORIGINAL),
+        # a file that holds no known value may be given the mark (docs about redaction)
+        ({"edits": [{"old_text": "b = 2", "new_text": f"shown as {MARK}"}]}, "a = 1\nb = 2\n"),
+        # a mark already in the file, moved: no more marks than before
+        (
+            {
+                "edits": [
+                    {"old_text": f"c = {MARK}\n", "new_text": ""},
+                    {"old_text": "a = 1", "new_text": f"c = {MARK}"},
+                ]
+            },
+            ORIGINAL + f"c = {MARK}\n",
+        ),
+    ],
+)
+def test_edits_around_a_hidden_secret_go_through(raw: dict[str, Any], original: str) -> None:
+    plan = _plan({"path": "f", "expected_revision": REV, **raw})
+    new = compute_guarded(plan, original, Redactor([VALUE]), "f")
+    assert new != original
+
+
+async def test_the_dispatch_hides_known_values_in_results_and_errors(tmp_path: Path) -> None:
+    from s_code.session.session import Session
+    from s_code.tools.dispatch import call
+    from s_code.tools.registry import Registry, ToolDef
+    from s_code.workspace.folders import Folders
+
+    async def leaks(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+        return {"text": f"{VALUE} {FIXTURE}", VALUE.encode().hex(): 1}
+
+    async def fails(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+        raise SCodeError(ErrorKind.NOT_FOUND, f"no {VALUE} here", seen=[VALUE])
+
+    schema: dict[str, Any] = {"type": "object"}
+    host = ToolDef("mcp__s__leaks", "", leaks, True, schema=schema, redact_result=True)
+    other = ToolDef("leaks", "", leaks, True, schema=schema)  # not a host process's
+    broken = ToolDef("fails", "", fails, True, schema=schema)
+    session = Session(
+        folders=Folders.open([(str(tmp_path), None)]),
+        registry=Registry().extend([host, other, broken]),
+        redactor=Redactor([VALUE]),
+    )
+    try:
+        assert await call(session, "mcp__s__leaks", {}) == {"text": f"{MARK} {MARK}", MARK: 1}
+        assert await call(session, "leaks", {}) == {"text": f"{MARK} {FIXTURE}", MARK: 1}
+        with pytest.raises(SCodeError) as err:
+            await call(session, "fails", {})
+        assert err.value.message == f"no {MARK} here" and err.value.data == {"seen": [MARK]}
+        session.redactor = Redactor()  # positive control: nothing known, nothing hidden
+        assert VALUE in str(await call(session, "leaks", {}))
+    finally:
+        session.close()
