@@ -348,6 +348,19 @@ def test_the_known_pass_hides_every_encoding_and_no_token_shape() -> None:
     assert not nothing.knows_values and nothing.redact_known_json(data) is data
 
 
+def test_a_value_of_several_lines_is_hidden_line_by_line() -> None:
+    body = ["MIIEowIBAAKCAQEAx3k9Zq", "c2VjcmV0LWtleS1ib2R5LWxpbmUtdHdv", "tail4=="]
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END RSA PRIVATE KEY-----"
+    redactor = Redactor([key])
+    numbered = "".join(f"{n:6d}\t{line}\n" for n, line in enumerate(key.split("\n"), 1))
+    diff = "".join(f"+  {line}\n" for line in key.split("\n"))  # a diff of an indented block
+    for shown in (redactor.redact_known(numbered), redactor.redact_known(diff)):
+        assert body[0] not in shown and body[1] not in shown
+        assert "BEGIN RSA PRIVATE KEY" in shown  # the armour is no secret
+        assert "tail4==" in shown  # a line under 8 characters is not looked for on its own
+    assert key not in redactor.redact_known(f"x{key}y")
+
+
 def _plan(raw: dict[str, Any]) -> Any:
     (plan,) = plans_of(parse_params(ApplyPatchArgs, raw))
     return plan

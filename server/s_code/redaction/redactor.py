@@ -30,7 +30,10 @@ def variants(value: str) -> set[str]:
     """A known value and the encodings it commonly travels in: URL-quoted, JSON-escaped,
     shell-quoted, hex (either case), UTF-16 as UTF-8 output shows it (a NUL beside each ASCII
     character, either byte order), and base64 at each of the three alignments it can have inside
-    a longer encoded string (the characters that do not depend on its neighbours)."""
+    a longer encoded string (the characters that do not depend on its neighbours). A value of
+    several lines (a private key) also by each of its lines of 8 characters or more, armour lines
+    (``-----BEGIN ...``) aside: numbered lines, a search's matches and a diff show it line by
+    line, each behind a prefix."""
     raw = value.encode()
     out = {value, quote(value, safe=""), json.dumps(value)[1:-1], shlex.quote(value), raw.hex()}
     out |= {raw.hex().upper(), "\0".join(value)}
@@ -42,6 +45,9 @@ def variants(value: str) -> set[str]:
             middle = body[4:stable_end]
             if len(middle) >= 8:
                 out.add(middle)
+    if "\n" in value:
+        lines = (line.strip() for line in value.split("\n"))
+        out |= {line for line in lines if len(line) >= 8 and not line.startswith("-----")}
     return {v for v in out if len(v) >= 6}
 
 
