@@ -12,6 +12,7 @@ from pydantic import Field
 
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.protocol.models import Args, Result
+from s_code.redaction import Redactor
 from s_code.tools import files, plan
 from s_code.tools import search as search_module
 from s_code.tools.builtin import default_registry
@@ -411,7 +412,9 @@ def test_tools_list_shows_core_then_loaded_tools_still_registered() -> None:
         [fake("first"), fake("hidden_power", profile="specialized"), fake("second")]
     )
     reg.add(mcp_tool("s", "late", "A runtime tool.", {}))
-    session = SimpleNamespace(registry=reg, loaded_tools=set(), edit_format=None)
+    session = SimpleNamespace(
+        registry=reg, loaded_tools=set(), edit_format=None, redactor=Redactor()
+    )
     assert [t["name"] for t in tools_list(session)["tools"]] == ["first", "second"]
     session.loaded_tools |= {"mcp__s__late", "hidden_power", "first", "never_registered"}
     listed = tools_list(session)["tools"]
@@ -421,3 +424,18 @@ def test_tools_list_shows_core_then_loaded_tools_still_registered() -> None:
     assert [t["name"] for t in tools_list(session)["tools"]] == ["first", "second", "hidden_power"]
     reg.add(mcp_tool("s", "late", "A runtime tool.", {}))  # its server came back
     assert [t["name"] for t in tools_list(session)["tools"]][-1] == "mcp__s__late"
+
+
+def test_tools_list_hides_a_value_learned_after_the_tool_was_added() -> None:
+    from s_code.tools.catalog import tools_list
+
+    value = "late-known-4f1e9a7c"
+    reg = Registry().extend([fake("first")])
+    reg.add(mcp_tool("s", "late", f"Signs in with {value}.", {"type": "object"}))
+    session = SimpleNamespace(
+        registry=reg, loaded_tools={"mcp__s__late"}, edit_format=None, redactor=Redactor()
+    )
+    assert value in str(tools_list(session))  # not known yet: shown as the server said it
+    session.redactor.add_known([value])
+    listed = tools_list(session)
+    assert value not in str(listed) and "Signs in with [REDACTED]." in str(listed)

@@ -4,7 +4,8 @@ For every planned file: path resolution through its WorkspaceRoot, a folder or a
 workspace write may reach (a home folder, s-code's own: :mod:`s_code.hostproc.unsafe_workspace`),
 protected paths, aliases (one file named twice by inode, hard links, case variants), the current
 text (the editor buffer when the document is open, else the disk) and its revision, and the new
-text. Raises the first problem; returns the targets otherwise.
+text (never one made from the redacted view of a secret: :mod:`.hidden`). Raises the first
+problem; returns the targets otherwise.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from s_code.edits.hidden import compute_guarded
 from s_code.edits.request import MAX_BYTES, FilePlan
 from s_code.hostproc.unsafe_workspace import WriteGuard
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
@@ -110,7 +112,7 @@ def prepare_one(session: Session, plan: FilePlan, guard: WriteGuard) -> Target:
     before = doc.text.encode("utf-8", "surrogatepass") if doc is not None else disk
     _check_revision(plan, loc.display, before)
     original = None if before is None else decode_text(before, loc.display)
-    new_text = plan.compute(original)
+    new_text = compute_guarded(plan, original, session.redactor, loc.display)
     after = new_text.encode("utf-8", "surrogatepass")
     if len(after) > MAX_BYTES:
         raise SCodeError(

@@ -1,9 +1,12 @@
 """The redactor: exact values the sidecar knows (and their encodings) and the token rules.
 
-Two modes. :meth:`Redactor.redact` is for output (a command's streams, a host process's result):
+Three modes. :meth:`Redactor.redact` is for output (a command's streams, a host process's result):
 every rule, context rules too, seen through terminal colour codes (:mod:`.plain`).
 :meth:`Redactor.redact_shown` is for a card: only known values and secret-format tokens, never a
-span holding whitespace or shell syntax.
+span holding whitespace or shell syntax. :meth:`Redactor.redact_known` (and
+:meth:`Redactor.redact_known_json`) is for what the sidecar read itself (a file, a search, a diff):
+only the known values, so a test fixture shaped like a token stays readable and editable; free
+when nothing is known.
 """
 
 from __future__ import annotations
@@ -27,7 +30,10 @@ def variants(value: str) -> set[str]:
     """A known value and the encodings it commonly travels in: URL-quoted, JSON-escaped,
     shell-quoted, hex (either case), UTF-16 as UTF-8 output shows it (a NUL beside each ASCII
     character, either byte order), and base64 at each of the three alignments it can have inside
-    a longer encoded string (the characters that do not depend on its neighbours)."""
+    a longer encoded string (the characters that do not depend on its neighbours). A value of
+    several lines (a private key) also by each of its lines of 8 characters or more, armour lines
+    (``-----BEGIN ...``) aside: numbered lines, a search's matches and a diff show it line by
+    line, each behind a prefix."""
     raw = value.encode()
     out = {value, quote(value, safe=""), json.dumps(value)[1:-1], shlex.quote(value), raw.hex()}
     out |= {raw.hex().upper(), "\0".join(value)}
@@ -39,6 +45,9 @@ def variants(value: str) -> set[str]:
             middle = body[4:stable_end]
             if len(middle) >= 8:
                 out.add(middle)
+    if "\n" in value:
+        lines = (line.strip() for line in value.split("\n"))
+        out |= {line for line in lines if len(line) >= 8 and not line.startswith("-----")}
     return {v for v in out if len(v) >= 6}
 
 
@@ -65,6 +74,11 @@ class Redactor:
         self._exact = re.compile("|".join(map(re.escape, exact))) if exact else None
         self._exact_values = tuple(exact)
         self.longest_known = max((len(v) for v in exact), default=0)
+
+    @property
+    def knows_values(self) -> bool:
+        """Whether any exact value is known (else :meth:`redact_known` has nothing to do)."""
+        return self._exact is not None
 
     @property
     def known_values(self) -> tuple[str, ...]:
@@ -97,6 +111,10 @@ class Redactor:
             return []
         return [m.span() for m in self._exact.finditer(text)]
 
+    def holds_known(self, text: str) -> bool:
+        """Whether ``text`` holds a known value (in any of its encodings)."""
+        return self._exact is not None and self._has_exact(text)
+
     def found(self, plain: Plain) -> list[tuple[Span, Span]]:
         """Each secret in the text: where its match is (its context included) and the part the
         mark replaces, in the original text's positions."""
@@ -122,6 +140,25 @@ class Redactor:
                 for m in rule.pattern.finditer(text):
                     hidden += shown_spans(rule, m)
         return hide(text, hidden)
+
+    def redact_known(self, text: str) -> str:
+        """Only the known values (and their encodings) hidden: what the sidecar read itself (a
+        file, a search, a diff, a tool's description), where a token rule would hide a fixture
+        the agent must be able to read and edit."""
+        return hide(text, self._known(text))
+
+    def redact_known_json(self, value: Any) -> Any:
+        """Every string (and key) of JSON data with the known values hidden (``value`` itself
+        when none is there: nothing is copied). One substring pass over all the strings joined
+        decides whether any string needs a look; nothing known: nothing done at all."""
+        if self._exact is None:
+            return value
+        strings: list[str] = []
+        _collect(value, strings)
+        if not strings or not self._has_exact("\0".join(strings)):
+            return value
+        done = [self.redact_known(t) for t in strings]
+        return _rebuild(value, iter(done)) if done != strings else value
 
     def redact_json(self, value: Any) -> Any:
         """Every string (and key) of JSON data redacted: a host process's result or output.

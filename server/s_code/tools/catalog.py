@@ -1,5 +1,6 @@
 """``s-code/tools/list``: the compact core profile, shaped by the session's edit format, and the
-tools tool_search has loaded for the session."""
+tools tool_search has loaded for the session (an MCP tool's definition with the known secret
+values hidden, like every tool result)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ def tools_list(session: Session) -> dict[str, Any]:
             schema = input_schema(session.edit_format)
             if schema is not None:
                 entry = {**entry, "inputSchema": schema}
+        elif not tool.builtin:  # an MCP server's words: a value resolved since it was added
+            entry = session.redactor.redact_known_json(entry)
         tools.append(entry)
     return {
         "tools": tools,

@@ -369,12 +369,17 @@ class HostProcesses:
                     )
                 return await self._call(session, server, tool.name, name, args, operation, hints)
 
+        redactor = self.session.redactor  # the server's words: redacted like its results
         return ToolDef(
             name=name,
-            description=(tool.description or f"{tool.name} (MCP server {server.launch.name})"),
+            description=redactor.redact(
+                tool.description or f"{tool.name} (MCP server {server.launch.name})"
+            ),
             handler=handler,
             read_only=read_only,
-            schema=tool.input_schema if isinstance(tool.input_schema, dict) else {},
+            schema=redactor.redact_json(tool.input_schema)
+            if isinstance(tool.input_schema, dict)
+            else {},
             profile="specialized",
             source=f"mcp:{server.launch.name}",
             annotations=hints,
@@ -476,7 +481,8 @@ class HostProcesses:
             tools: tuple[str, ...] = ()
             if entry.server is not None:
                 tools = tuple(
-                    f"{t.name}: {(t.description or '').strip()[:200]}" for t in entry.server.tools
+                    self.session.redactor.redact(f"{t.name}: {(t.description or '').strip()}")[:200]
+                    for t in entry.server.tools
                 )
             card = host_card(entry.canon, self.session.redactor, tools)
         shown_hash = entry.canon.hash
