@@ -354,20 +354,27 @@ class HostProcesses:
         hints = {k.removesuffix("_hint"): v for k, v in annotations.items() if k != "title"}
 
         async def handler(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+            await self._running(server)  # an entry edited on disk: pending, stopped
+            approval = None
+            if operation != "read":  # a read is allowed in every mode, like a built-in one
+                card = self._call_card(server.launch.name, tool.name, name, args, hints)
+                approval = await check(session, operation, card)
             entry = next((e for e in self.entries.values() if e.server is server), None)
             folders = self._folders(entry) if entry is not None else ()
-            # no command that could change its code runs during the call; one that ended made
-            # the configuration and the code scope be read again (changed: pending, stopped)
+            # no command that could change its code runs during the call; one that ended (while
+            # the user was asked, say) made the configuration and the code scope be read again
             async with self.session.lock.host_code(folders):
-                await self.refresh(if_changed=True)
-                if not any(e.server is server for e in self.entries.values()):
-                    raise SCodeError(
-                        ErrorKind.HOST_PROCESS_UNTRUSTED,
-                        f"the MCP server {server.launch.name!r} changed since it was approved; "
-                        "approve it again (s-code/hostProcesses/approve)",
-                        name=server.launch.name,
-                    )
-                return await self._call(session, server, tool.name, name, args, operation, hints)
+                await self._running(server)
+                try:
+                    result = await server.call(tool.name, args)
+                except SCodeError as err:
+                    if approval is not None:
+                        await asyncio.to_thread(approval.ran, {"error": err.kind.value})
+                    raise
+            if approval is not None:
+                ran = {"is_error": result.get("is_error", False)}
+                await asyncio.to_thread(approval.ran, ran)
+            return result
 
         redactor = self.session.redactor  # the server's words: redacted like its results
         return ToolDef(
@@ -386,28 +393,17 @@ class HostProcesses:
             redact_result=True,
         )
 
-    async def _call(
-        self,
-        session: Session,
-        server: McpServer,
-        tool: str,
-        name: str,
-        args: dict[str, Any],
-        operation: Operation,
-        hints: dict[str, Any],
-    ) -> dict[str, Any]:
-        """One call of a server's tool, through the gate its annotations decide."""
-        if operation == "read":  # allowed in every mode, like a built-in read: no card
-            return await server.call(tool, args)
-        card = self._call_card(server.launch.name, tool, name, args, hints)
-        approval = await check(session, operation, card)
-        try:
-            result = await server.call(tool, args)
-        except SCodeError as err:
-            await asyncio.to_thread(approval.ran, {"error": err.kind.value})
-            raise
-        await asyncio.to_thread(approval.ran, {"is_error": result.get("is_error", False)})
-        return result
+    async def _running(self, server: McpServer) -> None:
+        """Refuse a call to ``server`` unless it still runs under its approval (the
+        configuration, program, scripts and code scope read again if anything moved)."""
+        await self.refresh(if_changed=True)
+        if not any(e.server is server for e in self.entries.values()):
+            raise SCodeError(
+                ErrorKind.HOST_PROCESS_UNTRUSTED,
+                f"the MCP server {server.launch.name!r} changed since it was approved; "
+                "approve it again (s-code/hostProcesses/approve)",
+                name=server.launch.name,
+            )
 
     def _call_card(
         self, server: str, tool: str, name: str, args: dict[str, Any], hints: dict[str, Any]
