@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 
 from s_code.redaction import MARK, Redactor, StreamRedactor, variants
 from s_code.redaction.plain import Plain
+from s_code.redaction.rules import ANCHORS, PEM, PUTTY, RULES
+from s_code.redaction.stream import _is_token
 
 CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 ALNUM = string.ascii_letters + string.digits
@@ -204,3 +206,26 @@ def test_a_value_that_ends_where_an_encoding_starts_is_never_shown_at_a_pause(
     assert value[:-1] not in shown  # the regression: all of it but its last character
     out = shown + stream.feed(after) + stream.flush()
     assert value not in out and out == f"{before}{MARK}{after}"
+
+
+def test_every_anchor_is_made_of_token_characters() -> None:
+    """At a pause the run of token characters at the end is held: an anchor begun there
+    (``gh`` of ``ghp_``, ``https:/`` before ``hooks.slack.com``) waits with it."""
+    assert all(_is_token(ch) for anchor in ANCHORS for ch in anchor)
+    assert not any(_is_token(ch) for ch in " \t\n?>$#%)]!,;|")  # a prompt's end is shown
+
+
+WORDS = [*ANCHORS, " ", "\n", "\t", ":", "=", '"', "'", "Bearer ", "bob:", "-u", "https://"]
+WORDS += ["abcdefghij0123456789", "ABCDEFGHIJ0123456789", "x" * 40, "@host", "/"]
+
+
+@given(st.lists(st.sampled_from(WORDS), max_size=40).map("".join))
+@settings(max_examples=500, deadline=None)
+def test_no_rule_but_a_key_block_matches_across_a_newline(text: str) -> None:
+    """The stream lets a line out once it ended: no secret may go on past its newline."""
+    for rule in RULES:
+        if rule.pattern in (PEM, PUTTY):
+            continue
+        for m in rule.pattern.finditer(text):
+            body = m.group()[1:] if rule.line_start else m.group()
+            assert "\n" not in body, (rule.name, m.group())

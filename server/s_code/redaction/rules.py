@@ -5,6 +5,10 @@ it (``ghp_…``, ``AKIA…``, a JWT, a PEM block): it can be hidden wherever it 
 rule hides whatever follows a name (``DB_PASSWORD=…``, ``Authorization: …``, ``user:pass@``):
 right for output, where hiding is the point, and never used for a card, where what is hidden
 could be anything, shell syntax included (:meth:`~s_code.redaction.Redactor.redact_shown`).
+
+No rule but a private-key block (PEM, PuTTY) matches across a newline, and none needs what
+precedes a cut at whitespace or a character outside tokens: the stream redactor
+(:mod:`.stream`) relies on both, and on every anchor being made of token characters.
 """
 
 from __future__ import annotations
