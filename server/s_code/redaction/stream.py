@@ -156,20 +156,25 @@ class StreamRedactor:
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
-        self.carry = max(CARRY, redactor.longest_known)
         self._pending = ""
         self._quiet: str | None = None  # what was held at the last pause that let nothing out
         self._spaced: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
+    @property
+    def carry(self) -> int:
+        """How much of a line is held while the stream flows: a token's length, or a known
+        value's (the redactor may learn one while the stream runs)."""
+        return max(CARRY, self.redactor.longest_known)
+
     def feed(self, chunk: str) -> str:
-        buf = self._pending + chunk
-        if len(buf) <= self.carry and "\n" not in chunk:
+        buf, carry = self._pending + chunk, self.carry
+        if len(buf) <= carry and "\n" not in chunk:
             self._pending = buf
             return ""
         # Safe cut points: ``carry`` characters back (a token starting earlier has ended), or
         # after the last newline (no rule but a private-key block spans lines), whichever lets
         # more out now.
-        cut = max(len(buf) - self.carry, buf.rfind("\n") + 1)
+        cut = max(len(buf) - carry, buf.rfind("\n") + 1)
         # ... but never inside the run of non-space characters at the end: a token (a JWT can be
         # kilobytes long) may be open there; bounded so a stream without spaces still flows
         run_start = max(buf.rfind(" "), buf.rfind("\n"), buf.rfind("\t")) + 1
