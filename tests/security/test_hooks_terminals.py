@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import os
 import sqlite3
@@ -185,8 +186,6 @@ def test_h4_terminal_output_never_holds_the_secret_split_or_encoded(lab: HostLab
     )["terminal_id"]
     lab.tool("terminal_wait", {"terminal_id": tid, "timeout_ms": 60000}, timeout=70)
     out = lab.tool("terminal_read", {"terminal_id": tid, "max_bytes": 1 << 20})["output"]
-    import hashlib
-
     assert hashlib.sha256(SECRET.encode()).hexdigest() in out  # positive control
     streamed = [n["text"] for n in lab.notifications(methods.TERMINAL_OUTPUT)]
     whole = "".join(streamed)
@@ -200,6 +199,44 @@ def test_h4_terminal_output_never_holds_the_secret_split_or_encoded(lab: HostLab
     lab.close()
     db = sqlite3.connect(Path(lab.env["S_CODE_STATE_DIR"]) / "state.sqlite3")
     assert SECRET not in "\n".join(str(row) for row in db.iterdump())
+
+
+# Issue 29, finding 3: a value whose last character is the first of its hex form ("7" of "74…")
+PAUSED = "term-value-5be1c0d3a9f2477e8c7"
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_h4_a_secret_printed_before_a_pause_is_never_shown(lab: HostLab, tty: bool) -> None:
+    """A program prints a secret with no newline after it and waits for input: the prompt before
+    it is shown (the idle flush ran), the secret is not, not even all but its last character."""
+    lab.env["PAUSED_SECRET"] = PAUSED
+    code = (
+        "import hashlib, os, sys\n"
+        "t = os.environ['TOKEN']\n"
+        "sys.stdout.write('answer? ' + t); sys.stdout.flush()\n"
+        "line = sys.stdin.readline()\n"
+        "print('\\ngot', line.strip(), hashlib.sha256(t.encode()).hexdigest(), flush=True)\n"
+    )
+    lab.start()
+    tid = lab.tool(
+        "terminal_start",
+        {"command": [PY, "-c", code], "env": {"TOKEN": "${secret:env:PAUSED_SECRET}"}, "tty": tty},
+    )["terminal_id"]
+
+    def streamed() -> str:
+        return "".join(n["text"] for n in lab.notifications(methods.TERMINAL_OUTPUT))
+
+    paused = lab.wait(lambda: "answer? " in streamed() and streamed())  # shown at the pause
+    assert PAUSED[:-1] not in paused and PAUSED[:12] not in paused
+    lab.tool("terminal_write", {"terminal_id": tid, "text": "ok\n"})
+    lab.tool("terminal_wait", {"terminal_id": tid, "timeout_ms": 20000}, timeout=30)
+    out = lab.tool("terminal_read", {"terminal_id": tid})["output"]
+    digest = hashlib.sha256(PAUSED.encode()).hexdigest()
+    assert f"got ok {digest}" in out  # positive control: the program had the value, printed it
+    assert "answer? [REDACTED]" in out.replace("\r", "")
+    whole = lab.wait(lambda: digest in streamed() and streamed())
+    for shown in (out, whole):
+        assert PAUSED not in shown and PAUSED[:12] not in shown
 
 
 def test_h4_hook_output_never_holds_the_secret(lab: HostLab) -> None:
@@ -271,8 +308,10 @@ def test_h6_a_flooding_hook_and_terminal_never_hold_the_sidecar(lab: HostLab) ->
     lab.start()
     lab.approve_hooks()
     started = time.monotonic()
-    assert lab.call(methods.LIST_FILES, {})  # 20 MB on stdout: bounded, drained, allowed
+    with pytest.raises(RpcError) as err:  # 20 MB on stdout: bounded, drained, cut (H12)
+        lab.call(methods.LIST_FILES, {})
     assert time.monotonic() - started < 15
+    assert err.value.kind == "hook_blocked" and "was cut" in err.value.data["reason"]
     tid = lab.tool(
         "terminal_start",
         {"command": [PY, "-c", "import sys\nwhile 1: sys.stdout.write('z'*65536)"]},
@@ -344,6 +383,80 @@ def test_h7_a_failing_gating_hook_blocks(lab: HostLab, hook: dict[str, object]) 
     lab.approve_hooks()
     lab.edit("src/app.py", "changed = True\n")
     assert (lab.ws / "src" / "app.py").read_text() == "changed = True\n"
+
+
+# -- H12: truncated, oversized or cut-off hook output blocks like a crash ---------------------
+
+# A hook that logs ``size`` bytes (100 a line) to a stream, then says its decision on stdout
+# (its last line, as most hooks do) and exits with ``code``.
+BIG = (
+    "import json, sys\n"
+    "size, decision, stream, code = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])\n"
+    "out = getattr(sys, stream)\n"
+    "if code == 2:\n    out.write('refused by the big hook\\n')\n"
+    "for i in range(size // 100):\n    out.write(f'log line {i:06d} ' + '.' * 83 + '\\n')\n"
+    "out.flush()\n"
+    "if decision != '-':\n"
+    "    print(json.dumps({'decision': decision, 'reason': 'the big hook said ' + decision}))\n"
+    "sys.exit(code)\n"
+)
+
+
+def _big(lab: HostLab, size: int, decision: str, stream: str = "stdout", code: int = 0) -> None:
+    lab.pre("list_files", {"argv": ["./hooks/big.py", str(size), decision, stream, str(code)]})
+    lab.approve_hooks()
+
+
+def test_h12_a_decision_cut_off_by_the_output_limit_blocks(lab: HostLab) -> None:
+    from s_code.hooks.run import MAX_OUTPUT
+
+    over, under = MAX_OUTPUT + 6000, MAX_OUTPUT - 6000
+    lab.script("big.py", BIG)
+    lab.start()
+    for decision in ("deny", "allow"):
+        _big(lab, over, decision)
+        with pytest.raises(RpcError) as err:  # before the fix: the decision was cut, allowed
+            lab.call(methods.LIST_FILES, {})
+        assert err.value.kind == "hook_blocked" and err.value.data["failed"] is True
+        assert "its output was larger than 64 KiB and was cut" in err.value.data["reason"]
+        assert "the big hook said" not in str(err.value)
+    # positive control: below the limit the same hook's decision is read, and decides
+    _big(lab, under, "deny")
+    with pytest.raises(RpcError) as err:
+        lab.call(methods.LIST_FILES, {})
+    assert err.value.kind == "hook_blocked" and err.value.data["failed"] is False
+    assert err.value.data["reason"] == "the big hook said deny"
+    _big(lab, under, "allow")
+    assert lab.call(methods.LIST_FILES, {})
+    # "onFailure": "allow" keeps its meaning: a cut output is a failure it lets through
+    lab.pre(
+        "list_files",
+        {"argv": ["./hooks/big.py", str(over), "deny", "stdout", "0"], "onFailure": "allow"},
+    )
+    lab.approve_hooks()
+    assert lab.call(methods.LIST_FILES, {})
+
+
+def test_h12_a_long_stderr_changes_no_decision(lab: HostLab) -> None:
+    from s_code.hooks.run import MAX_OUTPUT
+
+    lab.script("big.py", BIG)
+    lab.start()
+    # exit 2 is a deny, whatever its stderr: the reason is shown cut
+    _big(lab, MAX_OUTPUT + 6000, "-", "stderr", 2)
+    with pytest.raises(RpcError) as err:
+        lab.call(methods.LIST_FILES, {})
+    assert err.value.kind == "hook_blocked" and err.value.data["failed"] is False
+    assert err.value.data["reason"].startswith("refused by the big hook\nlog line 000000")
+    # on exit 0 stderr is not read: the decision on stdout stands, whole
+    _big(lab, MAX_OUTPUT + 6000, "deny", "stderr", 0)
+    with pytest.raises(RpcError) as err:
+        lab.call(methods.LIST_FILES, {})
+    assert (
+        err.value.data["failed"] is False and err.value.data["reason"] == "the big hook said deny"
+    )
+    _big(lab, MAX_OUTPUT + 6000, "allow", "stderr", 0)
+    assert lab.call(methods.LIST_FILES, {})
 
 
 # -- the adversarial review's attacks ----------------------------------------------------------

@@ -104,6 +104,33 @@ def test_what_an_outcome_decides(outcome: Outcome, decision: str) -> None:
     assert verdict(outcome, 5).decision == decision
 
 
+DENY = '{"decision": "deny", "reason": "no"}'
+
+
+@pytest.mark.parametrize(
+    ("outcome", "decision"),
+    [
+        # stdout cut at the limit on exit 0: the decision may be in what was dropped
+        (Outcome(0, "log line […]", "", stdout_cut=True), "failed"),
+        (Outcome(0, '{"decision": "allow"} […]', "", stdout_cut=True), "failed"),
+        (Outcome(0, DENY + "\nmore […]", "", stdout_cut=True), "failed"),
+        # exit 2 is a deny whatever was cut; another exit is a failure anyway
+        (Outcome(2, "x […]", "reason […]", stdout_cut=True, stderr_cut=True), "deny"),
+        (Outcome(1, "x […]", "", stdout_cut=True), "failed"),
+        # stderr is not read on exit 0: a long one changes nothing
+        (Outcome(0, "", "log […]", stderr_cut=True), "allow"),
+        (Outcome(0, DENY, "log […]", stderr_cut=True), "deny"),
+    ],
+)
+def test_a_cut_output_decides_only_where_the_decision_is_whole(
+    outcome: Outcome, decision: str
+) -> None:
+    found = verdict(outcome, 5)
+    assert found.decision == decision
+    if decision == "failed" and outcome.code == 0:
+        assert found.reason.startswith("its output was larger than 64 KiB and was cut;")
+
+
 @pytest.mark.parametrize(
     ("matcher", "allowed"),
     [
@@ -168,6 +195,22 @@ def test_the_idle_flush_shows_a_prompt_and_holds_what_may_be_a_secret() -> None:
     assert stream.flush_idle() == "here "  # the start of the value waits
     assert stream.feed("lue-0123456789\n") == "[REDACTED]\n"
     assert stream.feed("api_token=abc") == "" and stream.flush_idle() == ""  # a name, a value?
+
+
+def test_the_idle_flush_never_shows_a_value_but_its_last_character() -> None:
+    """Issue 29: the value's last character ("6") starts its hex form ("636f…"): the old idle
+    flush held that character only and showed the rest."""
+    secret = "correct-horse-battery-6"
+    stream = StreamRedactor(Redactor([secret]))
+    assert stream.feed("here " + secret) == "" and stream.flush_idle() == "here "
+    assert stream.flush_idle() == ""  # a second pause with nothing new shows nothing either
+    assert stream.feed(" and on\n") == "[REDACTED] and on\n"
+    # a token, or a name that may become one, waits at a pause: "rk" of "rk_live_…"
+    stream = StreamRedactor(Redactor())
+    assert stream.feed("next? rk") == "" and stream.flush_idle() == "next? "
+    assert stream.feed("_live_" + "4eC39HqLyjWDarjtT1zd" + "\n") == "[REDACTED]\n"
+    # a prompt with nothing that could grow into a secret is shown whole
+    assert stream.feed("Continue? [y/N]") == "" and stream.flush_idle() == "Continue? [y/N]"
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,17 @@ The hook runs on a worker thread (never the event loop) under the exec helper in
 (``s-code-launch --host --reap``, its own session and process group), so its whole tree ends with
 it. Its stdout and stderr are read to at most
 ``MAX_OUTPUT`` bytes each (the rest is drained and dropped, so a flood cannot hold the sidecar)
-and pass the session's redactor before anything keeps or shows them. At the time limit the
-helper is told to stop (it kills the whole tree), then killed with its group.
+and pass the session's redactor before anything keeps or shows them (a tail cut at the limit that
+could be the start of a secret is dropped). At the time limit the helper is told to stop (it kills
+the whole tree), then killed with its group.
 
 What an outcome means (:func:`verdict`): exit 0 allows, unless stdout carries a JSON decision
 (``{"decision": "allow"|"deny"|"ask", "reason"}``, or Claude Code's
 ``hookSpecificOutput.permissionDecision``); exit 2 blocks with stderr as the reason; any other
-exit, a crash, a time-out, a decision that cannot be read is a *failure*.
+exit, a crash, a time-out, a decision that cannot be read is a *failure*. So is a stdout larger
+than ``MAX_OUTPUT`` on exit 0: the decision in it (often its last line) was cut off. A stderr cut
+at the limit changes nothing: on exit 2 it is only the reason (shown cut), on exit 0 it is not
+read.
 """
 
 from __future__ import annotations
@@ -38,6 +42,10 @@ MAX_OUTPUT = 64 * 1024
 POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="s-code-hook")
 MAX_REASON = 2000
 CHANGED = "its program or a script it names changed since it was approved"
+CUT = (
+    f"its output was larger than {MAX_OUTPUT // 1024} KiB and was cut; a decision in what was "
+    "dropped cannot be read"
+)
 Decision = Literal["allow", "ask", "deny", "failed", "changed"]
 RANK = {"allow": 0, "ask": 1, "deny": 2, "failed": 3, "changed": 4}
 
@@ -49,6 +57,8 @@ class Outcome:
     stderr: str
     timed_out: bool = False
     error: str | None = None  # could not start
+    stdout_cut: bool = False  # it wrote more than MAX_OUTPUT bytes there (the rest was dropped)
+    stderr_cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,13 +79,24 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+@dataclass(frozen=True)
+class _Said:
+    """What a hook wrote: at most MAX_OUTPUT bytes of each stream, and whether there was more."""
+
+    stdout: bytes
+    stderr: bytes
+    stdout_cut: bool
+    stderr_cut: bool
+
+
 def _talk(
     proc: subprocess.Popen[bytes], stdin: bytes, until: float, cancel: threading.Event
-) -> tuple[bytes, bytes] | None:
+) -> _Said | None:
     """Feed stdin, drain stdout and stderr (keeping at most MAX_OUTPUT of each), until both
     close; None at the deadline or when cancelled."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     kept = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    cut: set[int] = set()
     sel = selectors.DefaultSelector()
     for fd in kept:
         os.set_blocking(fd, False)
@@ -115,6 +136,8 @@ def _talk(
                     sel.unregister(fd)
                     continue
                 buf = kept[fd]
+                if len(buf) + len(chunk) > MAX_OUTPUT:
+                    cut.add(fd)
                 if len(buf) < MAX_OUTPUT:
                     buf += chunk[: MAX_OUTPUT - len(buf)]
     finally:
@@ -122,8 +145,8 @@ def _talk(
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             with contextlib.suppress(OSError):
                 stream.close()
-    out, err = kept.values()
-    return bytes(out), bytes(err)
+    (out_fd, out), (err_fd, err) = kept.items()
+    return _Said(bytes(out), bytes(err), out_fd in cut, err_fd in cut)
 
 
 def _run_blocking(
@@ -134,10 +157,10 @@ def _run_blocking(
     timeout_s: float,
     cancel: threading.Event,
     verify: Callable[[], bool],
-) -> tuple[int | None, bytes, bytes, str | None]:
+) -> tuple[int | None, _Said | None, str | None]:
     until = time.monotonic() + timeout_s
     if not verify():
-        return None, b"", b"", CHANGED
+        return None, None, CHANGED
     try:
         proc = subprocess.Popen(
             host_argv(argv, cwd),
@@ -149,7 +172,7 @@ def _run_blocking(
             start_new_session=True,
         )
     except OSError as exc:
-        return None, b"", b"", f"could not start: {exc.strerror or exc}"
+        return None, None, f"could not start: {exc.strerror or exc}"
     talked = _talk(proc, stdin, until, cancel)
     if talked is not None:
         try:
@@ -158,8 +181,8 @@ def _run_blocking(
             talked = None
     if talked is None:
         _stop(proc)
-        return None, b"", b"", None
-    return proc.returncode, talked[0], talked[1], None
+        return None, None, None
+    return proc.returncode, talked, None
 
 
 async def run_hook(
@@ -176,7 +199,7 @@ async def run_hook(
     no, nothing runs and the outcome's error is :data:`CHANGED`."""
     cancel = threading.Event()
     try:
-        code, out, err, error = await asyncio.get_running_loop().run_in_executor(
+        code, said, error = await asyncio.get_running_loop().run_in_executor(
             POOL, _run_blocking, argv, cwd, env, stdin, timeout_s, cancel, verify
         )
     except asyncio.CancelledError:
@@ -184,16 +207,23 @@ async def run_hook(
         raise
     if error is not None:
         return Outcome(None, "", "", error=error)
-    if code is None:
+    if code is None or said is None:
         return Outcome(None, "", "", timed_out=True)
-    return Outcome(code, _shown(out, redactor), _shown(err, redactor))
+    return Outcome(
+        code,
+        _shown(said.stdout, said.stdout_cut, redactor),
+        _shown(said.stderr, said.stderr_cut, redactor),
+        stdout_cut=said.stdout_cut,
+        stderr_cut=said.stderr_cut,
+    )
 
 
-def _shown(data: bytes, redactor: Redactor) -> str:
-    """``data`` redacted. When it was cut at ``MAX_OUTPUT``, a tail that could be the start of a
-    secret (in any of its encodings) is dropped, never shown half."""
+def _shown(data: bytes, cut: bool, redactor: Redactor) -> str:
+    """``data`` redacted. When it was cut at ``MAX_OUTPUT``, what could still be part of a secret
+    at the cut (in any of its encodings) is dropped, never shown half: what a stream paused there
+    would show (:meth:`StreamRedactor.flush_idle`)."""
     text = data.decode("utf-8", "replace")
-    if len(data) < MAX_OUTPUT:
+    if not cut:
         return redactor.redact(text)
     stream = StreamRedactor(redactor)
     return stream.feed(text) + stream.flush_idle() + " […]"
@@ -215,13 +245,15 @@ def verdict(outcome: Outcome, timeout_s: float) -> Verdict:
         return Verdict("failed", outcome.error)
     if outcome.timed_out:
         return Verdict("failed", f"it did not finish within {timeout_s:g} s")
-    if outcome.code == 2:
+    if outcome.code == 2:  # a deny, whatever its output: a cut stderr is only a cut reason
         return Verdict("deny", _reason(outcome.stderr) or "the hook exited with status 2")
     if outcome.code != 0:
         tail = _reason(outcome.stderr.strip()[-MAX_REASON:])
         return Verdict(
             "failed", f"it exited with status {outcome.code}" + (f": {tail}" if tail else "")
         )
+    if outcome.stdout_cut:  # the decision (often its last line) may be in what was dropped
+        return Verdict("failed", CUT)
     text = outcome.stdout.lstrip("\ufeff").strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     # the decision: the whole output, or its last line (after lines a script logged first)

@@ -3,8 +3,9 @@
 Two sources: exact values the sidecar knows (and their base64, URL-quoted and JSON-escaped forms),
 and a curated set of rules (:mod:`.rules`): *format* rules (a token as its issuer writes it) and
 *context* rules (whatever follows a secret's name). Output (:meth:`.Redactor.redact`, and
-:class:`.StreamRedactor` chunk by chunk, holding back a tail that could be the start of a secret)
-uses both, seen through terminal colour codes (:mod:`.plain`); a card
+:class:`.StreamRedactor` chunk by chunk and through pauses, holding back what could still be part
+of a secret, never less redacted than the whole text) uses both, seen through terminal colour
+codes (:mod:`.plain`); a card
 (:meth:`.Redactor.redact_shown`) hides only known values and format tokens, never shell syntax.
 """
 

@@ -5,6 +5,10 @@ it (``ghp_…``, ``AKIA…``, a JWT, a PEM block): it can be hidden wherever it 
 rule hides whatever follows a name (``DB_PASSWORD=…``, ``Authorization: …``, ``user:pass@``):
 right for output, where hiding is the point, and never used for a card, where what is hidden
 could be anything, shell syntax included (:meth:`~s_code.redaction.Redactor.redact_shown`).
+
+No rule but a private-key block (PEM, PuTTY) matches across a newline, and none needs what
+precedes a cut at whitespace or a character outside tokens: the stream redactor
+(:mod:`.stream`) relies on both, and on every anchor being made of token characters.
 """
 
 from __future__ import annotations
@@ -111,7 +115,8 @@ RULES: tuple[Rule, ...] = (
     _context(
         "aws_secret",
         ("secret",),
-        r"(?P<keep>(?i:(?:aws_?)?secret_?access_?key)[\"']?\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{40}",
+        r"(?P<keep>(?i:(?:aws_?)?secret_?access_?key)[\"']?[ \t]*[=:][ \t]*[\"']?)"
+        r"[A-Za-z0-9/+=]{40}",
     ),
     _format(
         "github",
@@ -130,11 +135,11 @@ RULES: tuple[Rule, ...] = (
         ("AccountKey=", "SharedAccessKey="),
         r"(?P<keep>(?:Account|SharedAccess)Key=)[A-Za-z0-9+/=]{20,}",
     ),
-    _context("npmrc_auth", ("_auth",), r"(?P<keep>_auth(?:Token)?\s*=\s*[\"']?)[^\s\"']{4,}"),
+    _context("npmrc_auth", ("_auth",), r"(?P<keep>_auth(?:Token)?[ \t]*=[ \t]*[\"']?)[^\s\"']{4,}"),
     _context(
         "curl_user",
         ("-u",),  # also in "--user"
-        r"(?P<keep>(?:\s-u|--user)[\s=]+[\"']?[^\s:\"']+:)[^\s\"']{3,}",
+        r"(?P<keep>(?:(?<!\S)-u|--user)[ \t=]+[\"']?[^\s:\"']+:)[^\s\"']{3,}",
     ),
     _format(
         "slack_webhook",
@@ -153,7 +158,7 @@ RULES: tuple[Rule, ...] = (
         "authorization",  # headers, also as JSON or a dict: "Authorization": "Bearer ..."
         ("authorization", "x-auth-token", "cookie", "api-key"),  # "api-key": x-api-key too
         r"(?P<keep>(?i:(?:proxy-)?authorization|x-api-key|x-auth-token|set-cookie|cookie|api-key)"
-        r"[\"']?\s*:\s*[\"']?(?i:(?:bearer|basic|token|digest)\s+)?)[^\s\"']{4,}",
+        r"[\"']?[ \t]*:[ \t]*[\"']?(?i:(?:bearer|basic|token|digest)[ \t]+)?)[^\s\"']{4,}",
     ),
     _context(
         "secret_assignment",  # GITHUB_TOKEN=..., DB_PASSWORD=..., AWS_SECRET_KEY=...
@@ -198,6 +203,7 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 PEM = RULES[0].pattern
+PUTTY = RULES[1].pattern
 ANCHORS = tuple(sorted({a for rule in RULES for a in rule.anchors}))
 
 # What a card may hide of a format rule's match: a token's own characters, never whitespace or
