@@ -949,10 +949,12 @@ static int supervise(struct options *o) {
         if (free_now - floor[i] < room)
             room = free_now - floor[i];
     }
-    /* No file may be larger than the space above the floor (RLIMIT_FSIZE: the kernel refuses the
-     * rest, EFBIG): one writer, however fast, cannot take the disk past it between two looks. */
-    if (o->n_disk > 0 && (o->fsize == 0 || room < o->fsize))
-        o->fsize = room > 0 ? room : 1;
+    /* No file may be larger than the space above the floor, whole MiB, less one for the file
+     * system's own blocks (RLIMIT_FSIZE: the kernel refuses the rest, EFBIG): one writer, however
+     * fast, cannot take the disk past the floor between two looks. (limits.py: the same.) */
+    unsigned long long bound = room >= (2ULL << 20) ? (room >> 20 << 20) - (1ULL << 20) : 4096;
+    if (o->n_disk > 0 && (o->fsize == 0 || bound < o->fsize))
+        o->fsize = bound;
     struct machine_memory at_start = machine_memory();
     struct track tr;
     track_start(o, &tr);
