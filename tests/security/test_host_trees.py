@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 from tests.e2e.host_support import HostLab, host_lab
+from tests.e2e.mcp_support import Lab, ServerLab
+from tests.e2e.mcp_support import lab as mcp_lab
 from tests.security.sandbox_support import alive
 
 from s_code.hostproc import trees
@@ -36,19 +38,33 @@ PY = sys.executable
 SLEEPER = "import time; time.sleep(1000)"
 
 
+def _clean(base: Path) -> None:
+    """A failed test leaves nothing running: every process that works in its folders, and the
+    cgroups its records name."""
+    for pid in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            if pid.isdigit() and os.readlink(f"/proc/{pid}/cwd").startswith(str(base)):
+                os.kill(int(pid), signal.SIGKILL)
+    for path in glob.glob(str(base / "state/host-trees/*/*")):
+        record = trees.read(path)
+        if record is not None and record.cgroup:
+            trees.kill_cgroup(record.cgroup)
+
+
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[HostLab]:
     try:
         yield from host_lab(tmp_path)
-    finally:  # a failed test leaves nothing running: every process that works in its folders
-        for pid in os.listdir("/proc"):
-            with contextlib.suppress(OSError):
-                if pid.isdigit() and os.readlink(f"/proc/{pid}/cwd").startswith(str(tmp_path)):
-                    os.kill(int(pid), signal.SIGKILL)
-        for path in glob.glob(str(tmp_path / "state/host-trees/*/*")):
-            record = trees.read(path)
-            if record is not None and record.cgroup:
-                trees.kill_cgroup(record.cgroup)
+    finally:
+        _clean(tmp_path)
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Iterator[Lab]:
+    try:
+        yield from mcp_lab(tmp_path)
+    finally:
+        _clean(tmp_path)
 
 
 def _cmdline(pid: int) -> bytes:
@@ -71,17 +87,17 @@ def _helper_of(pid: int) -> int:
     raise AssertionError("no exec helper above the process")
 
 
-def _records(lab: HostLab) -> str:
+def _records(lab: ServerLab) -> str:
     return "".join(Path(p).read_text() for p in glob.glob(str(lab.base / "state/host-trees/*/*")))
 
 
-def _track(lab: HostLab, mode: str) -> None:
+def _track(lab: ServerLab, mode: str) -> None:
     lab.env.pop(trees.TRACK_ENV, None)
     if mode != "cgroup":
         lab.env[trees.TRACK_ENV] = mode
 
 
-def _kill_helper_then_sidecar(lab: HostLab, grandchild: int) -> int:
+def _kill_helper_then_sidecar(lab: ServerLab, grandchild: int) -> int:
     """SIGKILL the helper above ``grandchild``, then the sidecar; the helper's pid."""
     assert lab.client is not None
     helper = _helper_of(grandchild)
@@ -111,7 +127,7 @@ def _survivor_of_a_terminal(lab: HostLab, marker: str, clear_env: bool = False) 
     return int(grandchild)
 
 
-def _check_cgroup(lab: HostLab, mode: str) -> None:
+def _check_cgroup(lab: ServerLab, mode: str) -> None:
     if mode == "cgroup" and "cgroup /" not in _records(lab):
         pytest.skip("this machine does not let s-code make a cgroup: the list of pids is used")
 
@@ -171,6 +187,25 @@ def test_h14_a_hook_s_setsid_grandchild_dies_at_the_next_start(lab: HostLab, mod
     assert os.getsid(grandchild) != helper and alive(marker) == [grandchild]
     lab.start()
     lab.call(methods.READ_FILE, {"path": "src/app.py"})  # (list_files would fire the hook)
+    assert _gone(marker)
+
+
+@pytest.mark.parametrize("mode", ["cgroup", "pids"])
+def test_h14_an_mcp_server_s_setsid_grandchild_dies_at_the_next_start(
+    notes: Lab, mode: str
+) -> None:
+    marker = f"h14mcp-{uuid.uuid4().hex[:8]}"
+    _track(notes, mode)
+    notes.start("workspace")
+    notes.call(methods.HOST_PROCESSES_APPROVE, {"kind": "mcp", "name": "notes"})
+    notes.wait_for(lambda e: e["state"] == "running" and e.get("tools"))
+    notes.tool("spawn_orphan", {"marker": marker})
+    (grandchild,) = alive(marker)  # started when the call returns
+    _check_cgroup(notes, mode)
+    helper = _kill_helper_then_sidecar(notes, grandchild)
+    assert os.getsid(grandchild) != helper and alive(marker) == [grandchild]
+    notes.start("workspace")
+    notes.call(methods.LIST_FILES, {})
     assert _gone(marker)
 
 
