@@ -3,11 +3,12 @@
 Every host process runs under the exec helper (``--host --reap --track DIR``), which writes a
 record of its tree into ``DIR`` = ``<state dir>/host-trees/<boot id>/`` before the command starts,
 named ``<helper pid>-<its start time>``, and deletes it once the tree is gone. Where this user may
-make a cgroup v2 child of its own cgroup, the helper runs in one of its own
+make a cgroup v2 child of its own cgroup, the command is created in one of its own
 (``s-code-host-<pid>-<start>``) and the record names it: the kernel keeps every descendant there,
 ``setsid`` or not. Otherwise the record lists the tree's processes (pid and start time, rewritten
-every second when they change) and the command's environment carries ``S_CODE_HOST_TREE=<pid>.
-<start>``, which descendants inherit, so one born after the last listing is found too.
+every second when they change) and the command's environment carries
+``S_CODE_HOST_TREE=<pid>.<start>``, which descendants inherit, so one born after the last listing
+is found too.
 
 A record whose helper is gone (killed outright with the sidecar, or by the OOM killer: it could
 not end its tree, which was reparented to init) is what is left of that tree: :func:`reap` kills
