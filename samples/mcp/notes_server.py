@@ -79,7 +79,12 @@ def shout(lines: int) -> str:
 @server.tool()
 def spawn_orphan(marker: str) -> str:
     """Start a grandchild that ignores SIGTERM and leaves the session (it must not survive)."""
-    script = f"import signal, os, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); os.setsid(); time.sleep(600)  # {marker}"
+    # start_new_session: setsid() in the child (the script itself calling it again would fail:
+    # a session leader cannot, and the grandchild would die at once)
+    script = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        f"time.sleep(600)  # {marker}"
+    )
     subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     return "spawned"
 

@@ -108,6 +108,7 @@ def _helper_line(helper: dict[str, Any]) -> str:
 
 
 def collect() -> dict[str, Any]:
+    from s_code.hostproc.trees import observed
     from s_code.sandbox.profile import not_prevented
     from s_code.state.store import DB_NAME, state_dir
     from s_code.workspace.search import ripgrep_path
@@ -139,6 +140,7 @@ def collect() -> dict[str, Any]:
         "user_namespaces": user_namespaces(),
         "bubblewrap": shutil.which("bwrap"),
         "exec_helper": helper,
+        "host_process_trees": observed(),
         "sandbox": sandbox,
         "not_prevented": list(not_prevented(int(sandbox["tier"]))),
         "state_db": os.path.join(state_dir(), DB_NAME),
@@ -168,6 +170,7 @@ def run_doctor(as_json: bool = False) -> int:
     print(f"user namespaces: {'yes' if report['user_namespaces'] else 'no'}")
     print(f"bubblewrap: {report['bubblewrap'] or 'not installed'}")
     print(_helper_line(report["exec_helper"]))
+    print(f"host-process trees, for a helper killed outright: {report['host_process_trees']}")
     box = report["sandbox"]
     print(f"sandbox: tier {box['tier']} ({box['label']}), from a self-test run now")
     for reason in box.get("reasons", []):

@@ -168,6 +168,7 @@ def test_kill_ends_a_grandchild_that_ignores_sigterm_and_calls_setsid(lab: HostL
     read_until(lab, tid, "ignoring")
     pids = lab.wait(lambda: alive(marker))
     (pid,) = pids
+    lab.wait(lambda: _ignores_sigterm(pid))  # (its handler is set a moment after it starts)
     # positive control: it is in a session of its own, and SIGTERM does not end it
     assert os.getsid(pid) != os.getsid(os.getpid())
     os.kill(pid, signal.SIGTERM)
@@ -212,6 +213,12 @@ def test_a_killed_sidecar_s_terminals_die_and_are_reaped_at_the_next_start(lab: 
     assert command in alive(marker)  # positive control: nothing else ends it
     lab.start()
     assert gone(marker, 10)
+
+
+def _ignores_sigterm(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status").read_text()
+    ignored = int(next(ln for ln in status.splitlines() if ln.startswith("SigIgn:")).split()[1], 16)
+    return bool(ignored & (1 << (signal.SIGTERM - 1)))
 
 
 def _argv0(pid: int) -> str:

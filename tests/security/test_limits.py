@@ -22,6 +22,8 @@ from tests.security.sandbox_support import PY, Box, alive, box, lowered
 
 from s_code.approvals.render import document
 from s_code.commands.projection import project
+from s_code.commands.run import preview
+from s_code.sandbox import limits
 
 __all__ = ["box"]
 MIB = 1 << 20
@@ -97,14 +99,15 @@ def _small_filesystem(where: Path) -> bool:
     return done.returncode == 0
 
 
-FILLER = (
-    "import time\n"
-    "with open('fill.bin', 'wb') as f:\n"
-    "    try:\n"
-    "        while True:\n"
-    "            f.write(b'x' * (1 << 20)); f.flush(); time.sleep(0.01)\n"
-    "    except OSError as exc:\n"
-    "        print('disk full:', exc)\n"
+FILLER = (  # a file of 8 MiB after another: no file reaches the bound on one file's size
+    "import itertools, time\n"
+    "try:\n"
+    "    for n in itertools.count():\n"
+    "        with open(f'fill-{n}.bin', 'wb') as f:\n"
+    "            for _ in range(8):\n"
+    "                f.write(b'x' * (1 << 20)); f.flush(); time.sleep(0.01)\n"
+    "except OSError as exc:\n"
+    "    print('disk full:', exc)\n"
 )
 
 
@@ -125,13 +128,105 @@ def test_s21_a_disk_filler_is_stopped_before_the_disk_is_full(
         left = os.statvfs(small).f_bavail * os.statvfs(small).f_frsize
         assert left > 0  # stopped before the disk was full
         assert "disk full" not in outcome.output
-        os.unlink(small / "fill.bin")
+        for written in small.glob("fill-*.bin"):
+            written.unlink()
         lowered(monkeypatch, disks=())  # positive control: unwatched, it fills the disk
         outcome = _run_writable(box, small, ["sh", "-c", script, "sh", FILLER])
         assert "disk full" in outcome.output
         assert start_free > 0
     finally:
         subprocess.run(["umount", "-l", str(small)], check=False)
+
+
+# One write(2) of more than the disk has free: no look of the guard can come in between, so only
+# a bound the kernel enforces can stop it short of a full disk.
+ONE_WRITE = (
+    "import os, resource\n"
+    "v = os.statvfs('.')\n"
+    "print('limit', resource.getrlimit(resource.RLIMIT_FSIZE)[0], flush=True)\n"
+    "fd = os.open('fill.bin', os.O_WRONLY | os.O_CREAT)\n"
+    "try:\n"
+    "    print('wrote', os.write(fd, b'x' * (v.f_bavail * v.f_frsize + (16 << 20))), flush=True)\n"
+    "    os.write(fd, b'x' * (1 << 20))\n"
+    "except OSError as exc:\n"
+    "    print('refused:', exc.strerror, flush=True)\n"
+)
+
+
+def test_s21_one_fast_writer_cannot_fill_a_small_disk(
+    box: Box, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding 10 of issue 29: the disk guard looks every few milliseconds, and a writer at
+    gigabytes a second fills a small disk in between. RLIMIT_FSIZE is a hard bound: no file may
+    be larger than the space above the floor the guard keeps."""
+    if os.geteuid() != 0 or not _small_filesystem(tmp_path / "small"):
+        pytest.skip("a small file system to fill needs root and a tmpfs mount")
+    small = tmp_path / "small"
+    try:
+        lowered(monkeypatch, disks=(str(small),))
+        free = os.statvfs(small).f_bavail * os.statvfs(small).f_frsize
+        bound = limits.file_bound(str(small))
+        assert bound < free - free // 10  # what the card shows for this disk
+        script = f'cd {small} && exec {sys.executable} -I -S -c "$1"'
+        outcome = _run_writable(box, small, ["sh", "-c", script, "sh", ONE_WRITE])
+        output = outcome.output
+        assert f"limit {bound}\n" in output, output  # the helper's bound is the card's
+        assert f"wrote {bound}\n" in output and "refused: File too large" in output
+        assert (small / "fill.bin").stat().st_size == bound
+        left = os.statvfs(small).f_bavail * os.statvfs(small).f_frsize
+        assert left >= free // 10  # the floor was never passed
+        os.unlink(small / "fill.bin")
+        # positive control: without the bound the same single write fills the disk
+        lowered(monkeypatch, disks=())
+        outcome = _run_writable(box, small, ["sh", "-c", script, "sh", ONE_WRITE])
+        assert "refused: No space left on device" in outcome.output
+        assert os.statvfs(small).f_bavail == 0
+    finally:
+        subprocess.run(["umount", "-l", str(small)], check=False)
+
+
+def test_s21_the_card_says_a_fast_writer_can_fill_the_disk(
+    box: Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the number is the workspace disk's bound, 8 GiB at most
+    shipped = limits.for_command(str(box.workspace), str(box.workspace)).file_size
+    assert shipped == min(limits.MAX_FILE_SIZE, limits.file_bound(str(box.workspace)))
+    lowered(monkeypatch, file_size=96 * MIB)  # as on a disk with about 108 MiB free
+    text = document(project(box.session, ["true"], None, False).card(box.session.redactor))
+    assert "a fast writer of several files can fill the disk before the guard stops it" in text
+    assert "each file at most 96 MiB" in text and "Limit on file size: 96 MiB per file" in text
+    shown = preview(box.session, ["true"], None, False)["sandbox"]  # s-code/sandbox/preview
+    assert "can fill the disk before the guard stops it" in shown["limits"]["disk"]
+
+
+SHM_WRITE = (
+    "import os\n"
+    "try:\n"
+    "    with open('/dev/shm/s-code-test-{tag}', 'wb') as f:\n"
+    "        f.write(b'x' * (16 << 20))\n"
+    "    print('wrote 16 MiB')\n"
+    "except OSError as exc:\n"
+    "    print('refused:', exc.strerror)\n"
+    "finally:\n"
+    "    if os.path.exists('/dev/shm/s-code-test-{tag}'):\n"
+    "        os.unlink('/dev/shm/s-code-test-{tag}')\n"
+)
+
+
+def test_s21_in_memory_folders_are_bounded(box: Box, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tier 1's /dev/shm is a tmpfs of the card's size: a write past it fails (no space), not
+    just the memory guard later. Tier 2 has no private tmpfs: /dev/shm is not writable at all."""
+    code = SHM_WRITE.replace("{tag}", uuid.uuid4().hex[:8])
+    lowered(monkeypatch, tmpfs=8 * MIB)
+    outcome = box.py(code)
+    if box.tier == 1:
+        assert "refused: No space left on device" in outcome.output, outcome.output
+        lowered(monkeypatch, tmpfs=64 * MIB)  # positive control: room enough, it is written
+        assert "wrote 16 MiB" in box.py(code).output
+    else:
+        assert "refused: Permission denied" in outcome.output, outcome.output
+        # positive control: unconfined, the same write goes into the real /dev/shm
+        assert "wrote 16 MiB" in box.unconfined([PY, "-I", "-S", "-c", code]).stdout
 
 
 def _run_writable(box: Box, extra: Path, argv: list[str]) -> object:

@@ -13,24 +13,30 @@
  *   s-code-launch [--chdir DIR] [--ro PATH]... [--rw PATH]... [--no-net] [--scope]
  *                 [--seccomp FILE] [--reap] [--no-landlock] [--max-procs N] [--max-rss BYTES]
  *                 [--disk PATH]... [--count-fs PATH]... [--max-file-size BYTES]
- *                 [--host] -- COMMAND [ARG]...
+ *                 [--host] [--track DIR [--no-cgroup]] -- COMMAND [ARG]...
  *
  * --host: a host process the user installed (an MCP server, a hook, a terminal), which runs with
  * the user's own authority: no Landlock, no seccomp, privileges kept; with --reap it is only
- * supervised (its whole tree dies with it, and with the sidecar).
+ * supervised (its whole tree dies with it, and with the sidecar). --track DIR (with --reap): a
+ * record of the tree in DIR, for the next sidecar should this supervisor be killed outright: the
+ * command in a cgroup of its own, or (none can be made, or --no-cgroup) a list of its processes
+ * (see "Tracking" below).
  *
- * Limits: --max-file-size is RLIMIT_FSIZE. The others are watched by the supervisor (--reap)
- * every 50 ms by the clock (a stream of signals does not put a look off) over the whole process
- * tree, which rlimits cannot do (RLIMIT_NPROC counts every process of the user, and is not
- * enforced at all for root): more than --max-procs tasks (processes and their threads), more than
+ * Limits: --max-file-size is RLIMIT_FSIZE, and with --disk never more than the space the disk
+ * guard lets the command use (free space at the start less the tenth it keeps): one file, however
+ * fast it is written, cannot take a watched disk past its floor. The others are watched by the
+ * supervisor (--reap) every 50 ms by the clock (a stream of signals does not put a look off) over
+ * the whole process tree, which rlimits cannot do (RLIMIT_NPROC counts every process of the user,
+ * and is not enforced at all for root): more than --max-procs tasks (processes and their threads), more than
  * --max-rss bytes of memory together (resident anonymous and shared pages of each process, and,
  * every half second, the size of every memory file -- memfd -- one of them holds open, and the
  * space used on each --count-fs file system, tier 1's /dev/shm; or, when more, what the machine's
  * MemAvailable lost or its Shmem gained since the start: memory no process's pages show, such as
  * socket buffers or a memfd kept only by an untouched mapping, so growth elsewhere on the
- * machine counts too), or a --disk
- * file system left with less than a tenth of the space free when the command started, and the
- * whole tree is killed (exit 137, with a line "s-code-launch: stopped: ..." on stderr).
+ * machine counts too), or a --disk file system left with less than a tenth of the space free
+ * when the command started (looked at every 50 ms, and more often as the space above that floor
+ * shrinks: down to every 1 ms, one statvfs each; several files written at once faster than that
+ * can still pass the floor), and the whole tree is killed (exit 137, with a line "s-code-launch: stopped: ..." on stderr).
  *
  * The command runs in a process group of its own, and the tree is killed by group first: one
  * kill(2) the kernel makes atomic with fork(2), so processes that fork and exit in a loop cannot
@@ -118,6 +124,8 @@ struct options {
     const char *count_fs[4];         /* supervised: in-memory file systems counted as memory */
     int n_count_fs;
     unsigned long long fsize;        /* RLIMIT_FSIZE: the largest file a process may write */
+    const char *track;               /* supervised: where the record of the tree is kept */
+    int no_cgroup;                   /* track by recorded pids even where a cgroup can be made */
     char **argv;
 };
 
@@ -150,7 +158,7 @@ static void parse(int argc, char **argv, struct options *o) {
                         strcmp(a, "--rw") == 0 || strcmp(a, "--seccomp") == 0 ||
                         strcmp(a, "--max-procs") == 0 || strcmp(a, "--max-rss") == 0 ||
                         strcmp(a, "--disk") == 0 || strcmp(a, "--max-file-size") == 0 ||
-                        strcmp(a, "--count-fs") == 0;
+                        strcmp(a, "--count-fs") == 0 || strcmp(a, "--track") == 0;
         if (has_value && i + 1 >= argc)
             die("an option lacks its value", 0);
         if (strcmp(a, "--chdir") == 0)
@@ -171,6 +179,10 @@ static void parse(int argc, char **argv, struct options *o) {
             o->disk[o->n_disk++] = argv[++i];
         else if (strcmp(a, "--count-fs") == 0 && o->n_count_fs < 4)
             o->count_fs[o->n_count_fs++] = argv[++i];
+        else if (strcmp(a, "--track") == 0)
+            o->track = argv[++i];
+        else if (strcmp(a, "--no-cgroup") == 0)
+            o->no_cgroup = 1;
         else if (strcmp(a, "--no-net") == 0)
             o->no_net = 1;
         else if (strcmp(a, "--scope") == 0)
@@ -303,6 +315,7 @@ static void confine_and_exec(const struct options *o) {
  * process whose parent chain reaches this supervisor, with the resident pages of each. */
 struct tree {
     pid_t *pids;
+    unsigned long long *starts;   /* each one's start time (clock ticks after boot) */
     int n, cap;
     long tasks;                   /* processes and their threads */
     unsigned long long mem_bytes; /* anonymous and shared resident memory */
@@ -311,6 +324,7 @@ struct tree {
 struct proc_row {
     pid_t pid, ppid;
     long rss, threads;
+    unsigned long long start;
 };
 
 /* A small /proc file into ``buf``, NUL-terminated; 0 when it cannot be read. */
@@ -336,10 +350,11 @@ static int read_stat(long pid, struct proc_row *row) {
         return 0;
     char state;
     long ppid, threads = 1, rss = 0;
-    /* after the name: state(3) ppid(4) ... num_threads(20) ... rss(24) */
+    unsigned long long start = 0;
+    /* after the name: state(3) ppid(4) ... num_threads(20) ... starttime(22) ... rss(24) */
     if (sscanf(p + 1, " %c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld "
-                      "%*d %*u %*u %ld",
-               &state, &ppid, &threads, &rss) < 2)
+                      "%*d %llu %*u %ld",
+               &state, &ppid, &threads, &start, &rss) < 2)
         return 0;
     if (state == 'Z' && threads <= 1) /* a zombie holds no memory; reaped by its parent or us */
         rss = 0;
@@ -349,6 +364,7 @@ static int read_stat(long pid, struct proc_row *row) {
     row->ppid = (pid_t)ppid;
     row->rss = rss;
     row->threads = threads > 0 ? threads : 1;
+    row->start = start;
     return 1;
 }
 
@@ -494,7 +510,8 @@ static void scan_tree(pid_t self, struct tree *t) {
     if (t->cap < n) {
         t->cap = n;
         t->pids = realloc(t->pids, (size_t)t->cap * sizeof *t->pids);
-        if (!t->pids)
+        t->starts = realloc(t->starts, (size_t)t->cap * sizeof *t->starts);
+        if (!t->pids || !t->starts)
             die("out of memory", 0);
     }
     pid_t top = self;
@@ -511,6 +528,7 @@ static void scan_tree(pid_t self, struct tree *t) {
             if (mark[rows[i].pid] || rows[i].ppid < 0 || rows[i].ppid > top || !mark[rows[i].ppid])
                 continue;
             mark[rows[i].pid] = 1;
+            t->starts[t->n] = rows[i].start;
             t->pids[t->n++] = rows[i].pid;
             t->tasks += rows[i].threads;
             t->mem_bytes += memory_bytes(rows[i].pid, rows[i].rss);
@@ -553,6 +571,269 @@ static int kill_tree(pid_t self, pid_t group, struct tree *t) {
     return 0;
 }
 
+/* Tracking (--track DIR). A supervisor killed outright (SIGKILL, the OOM killer) can neither end
+ * its tree nor learn that the sidecar died, and its descendants are reparented to init. So that
+ * the next sidecar finds every one of them, the supervisor writes a record, DIR/<pid>-<start>,
+ * before the command starts:
+ *   - where this user may make a cgroup v2 child of its own cgroup, the command is created in one
+ *     of its own ("s-code-host-<pid>-<start>", clone3 with CLONE_INTO_CGROUP: no migration, which
+ *     would cost a grace period, 10 ms and more): the kernel keeps every descendant there, setsid
+ *     or not, and one write to cgroup.kill ends them all (Linux 5.14). The record names it.
+ *   - otherwise the record lists the descendants (pid and start time), rewritten every second when
+ *     they changed, and the command's environment carries S_CODE_HOST_TREE=<pid>.<start>, which
+ *     descendants inherit: one born since the last listing is found by it.
+ * When the command ends, the tree is killed (through the cgroup too), the cgroup removed and the
+ * record deleted: a record left behind is the tree of a supervisor that was killed. */
+#define TRACK_EVERY 1.0
+#define TREE_ENV "S_CODE_HOST_TREE"
+#define CG_PATH 4096
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+#define CLONE_INTO_CGROUP_FLAG 0x200000000ULL
+
+struct clone3_args { /* struct clone_args up to its cgroup field (CLONE_ARGS_SIZE_VER2) */
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+        set_tid_size, cgroup;
+};
+
+struct track {
+    int on;
+    unsigned long long start;    /* this supervisor's start time */
+    char id[64];                 /* "<pid>.<start>" */
+    char record[CG_PATH + 64];
+    char cgroup[CG_PATH + 64];   /* the command's cgroup; "" when none */
+    int cgroup_fd;               /* open until the command is created in it */
+    int n;                       /* the descendants last written */
+    pid_t *pids;
+    unsigned long long *starts;
+};
+
+static int write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    ssize_t n = write(fd, text, strlen(text));
+    int err = n < 0 ? errno : 0;
+    close(fd);
+    return err;
+}
+
+/* A mountinfo field's octal escapes (\040 for a space) undone in place. */
+static void unescape(char *s) {
+    char *w = s;
+    for (char *r = s; *r;) {
+        if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+            r[3] >= '0' && r[3] <= '7') {
+            *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+            r += 4;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = '\0';
+}
+
+/* This process's cgroup v2 directory: its path in /proc/self/cgroup ("0::PATH") under the
+ * cgroup2 mount that shows it. 0 when there is none (no unified hierarchy mounted here). */
+static int own_cgroup(char *out, size_t size) {
+    char buf[8192];
+    if (!read_small("/proc/self/cgroup", buf, sizeof buf))
+        return 0;
+    char *path = NULL;
+    for (char *line = buf; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        if (strncmp(line, "0::", 3) == 0) {
+            path = line + 3;
+            break;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    if (!path || path[0] != '/')
+        return 0;
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f)
+        return 0;
+    char line[8192];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *sep = strstr(line, " - cgroup2 ");
+        if (!sep)
+            continue;
+        *sep = '\0';
+        char *fields[5], *save = NULL; /* id parent major:minor root mount-point */
+        int k = 0;
+        for (char *tok = strtok_r(line, " ", &save); tok && k < 5; tok = strtok_r(NULL, " ", &save))
+            fields[k++] = tok;
+        if (k < 5)
+            continue;
+        unescape(fields[3]);
+        unescape(fields[4]);
+        const char *rest = path;
+        size_t root_len = strlen(fields[3]);
+        if (strcmp(fields[3], "/") != 0) { /* a mount of a subtree: PATH must be inside it */
+            if (strncmp(path, fields[3], root_len) != 0 || (path[root_len] && path[root_len] != '/'))
+                continue;
+            rest = path + root_len;
+        }
+        snprintf(out, size, "%s%s", fields[4], strcmp(rest, "/") == 0 ? "" : rest);
+        found = access(out, W_OK) == 0;
+    }
+    fclose(f);
+    return found;
+}
+
+/* A cgroup and the (empty) ones below it removed; whether it is gone. */
+static int remove_cgroup(const char *path, int depth) {
+    DIR *d = depth < 32 ? opendir(path) : NULL;
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_type != DT_DIR || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char sub[CG_PATH + 320];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            remove_cgroup(sub, depth + 1);
+        }
+        closedir(d);
+    }
+    return rmdir(path) == 0 || errno == ENOENT;
+}
+
+static void make_cgroup(struct track *tr) {
+    char parent[CG_PATH];
+    if (!own_cgroup(parent, sizeof parent) || strchr(parent, '\n'))
+        return;
+    snprintf(tr->cgroup, sizeof tr->cgroup, "%s/s-code-host-%d-%llu", parent, (int)getpid(),
+             tr->start);
+    if (mkdir(tr->cgroup, 0755) != 0) {
+        tr->cgroup[0] = '\0';
+        return;
+    }
+    char path[sizeof tr->cgroup + 32];
+    snprintf(path, sizeof path, "%s/cgroup.kill", tr->cgroup);
+    /* no cgroup.kill before Linux 5.14: a list instead */
+    if (access(path, W_OK) != 0 ||
+        (tr->cgroup_fd = open(tr->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        tr->cgroup_fd = -1;
+        rmdir(tr->cgroup);
+        tr->cgroup[0] = '\0';
+    }
+}
+
+/* The record, replaced atomically (a reader never sees half of it). */
+static void write_record(const struct track *tr) {
+    char tmp[sizeof tr->record + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", tr->record);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        return;
+    }
+    fprintf(f, "s-code-host-tree 1\nhelper %d %llu\n", (int)getpid(), tr->start);
+    if (tr->cgroup[0])
+        fprintf(f, "cgroup %s\n", tr->cgroup);
+    for (int i = 0; i < tr->n; i++)
+        fprintf(f, "pid %d %llu\n", (int)tr->pids[i], tr->starts[i]);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, tr->record) != 0)
+        unlink(tmp);
+}
+
+static void track_start(const struct options *o, struct track *tr) {
+    memset(tr, 0, sizeof *tr);
+    tr->cgroup_fd = -1;
+    struct proc_row self;
+    if (!o->track || !read_stat((long)getpid(), &self))
+        return;
+    tr->start = self.start;
+    snprintf(tr->id, sizeof tr->id, "%d.%llu", (int)getpid(), tr->start);
+    snprintf(tr->record, sizeof tr->record, "%s/%d-%llu", o->track, (int)getpid(), tr->start);
+    if (!o->no_cgroup)
+        make_cgroup(tr);
+    tr->on = 1;
+    write_record(tr);
+}
+
+/* Without a cgroup: the descendants now, written when they are not those last written. */
+static void track_tree(struct track *tr, pid_t self, struct tree *t) {
+    scan_tree(self, t);
+    int same = t->n == tr->n;
+    for (int i = 0; same && i < t->n; i++)
+        same = t->pids[i] == tr->pids[i] && t->starts[i] == tr->starts[i];
+    if (same)
+        return;
+    tr->pids = realloc(tr->pids, (size_t)(t->n + 1) * sizeof *tr->pids);
+    tr->starts = realloc(tr->starts, (size_t)(t->n + 1) * sizeof *tr->starts);
+    if (!tr->pids || !tr->starts)
+        die("out of memory", 0);
+    memcpy(tr->pids, t->pids, (size_t)t->n * sizeof *tr->pids);
+    memcpy(tr->starts, t->starts, (size_t)t->n * sizeof *tr->starts);
+    tr->n = t->n;
+    write_record(tr);
+}
+
+/* The command, created in its cgroup where there is one (else forked, and listed). Returns as
+ * fork() does. The raw clone3 leaves the C library's cached thread id stale in the child, which
+ * only execs (nothing it calls before that uses it). */
+static pid_t spawn_command(struct track *tr) {
+    if (tr->cgroup_fd >= 0) {
+        struct clone3_args args;
+        memset(&args, 0, sizeof args);
+        args.flags = CLONE_INTO_CGROUP_FLAG;
+        args.exit_signal = SIGCHLD;
+        args.cgroup = (uint64_t)tr->cgroup_fd;
+        long pid = syscall(SYS_clone3, &args, sizeof args);
+        if (pid > 0) {
+            close(tr->cgroup_fd);
+            tr->cgroup_fd = -1;
+        }
+        if (pid >= 0)
+            return (pid_t)pid;
+        /* not allowed here (before Linux 5.7, or not this user's cgroup): a list instead */
+        close(tr->cgroup_fd);
+        rmdir(tr->cgroup);
+        tr->cgroup[0] = '\0';
+        write_record(tr);
+    }
+    tr->cgroup_fd = -1;
+    return fork();
+}
+
+/* Everything in the command's cgroup killed: one write, which the kernel makes atomic with
+ * fork (the supervisor itself is not in it). */
+static void cgroup_kill(const struct track *tr) {
+    if (!tr->cgroup[0])
+        return;
+    char path[sizeof tr->cgroup + 32];
+    snprintf(path, sizeof path, "%s/cgroup.kill", tr->cgroup);
+    write_file(path, "1");
+}
+
+/* The cgroup removed once empty, and the record deleted when nothing of the tree is left. */
+static void track_end(struct track *tr, int gone) {
+    if (!tr->on)
+        return;
+    if (tr->cgroup[0]) {
+        int removed;
+        double until = seconds() + 2.0;
+        while (!(removed = remove_cgroup(tr->cgroup, 0)) && seconds() < until) {
+            reap_all();
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+        gone = gone && removed;
+    }
+    if (gone)
+        unlink(tr->record);
+}
+
 static unsigned long long free_bytes(const char *path) {
     struct statvfs v;
     if (statvfs(path, &v) != 0)
@@ -589,10 +870,30 @@ static struct machine_memory machine_memory(void) {
     return m;
 }
 
-/* Why the command must stop now, or NULL: too many processes, too much memory, or a file system
- * that lost nine tenths of the space that was free when the command started. */
+/* A --disk file system left with less than its floor, or NULL. *next: seconds until the next
+ * look, shorter as the space above the floor shrinks, so that a writer at DISK_RATE could not use
+ * it all up in between: 50 ms down to 1 ms (a look is one statvfs per file system). */
+#define DISK_RATE 8e9
+static const char *disk_low(const struct options *o, const unsigned long long *floor,
+                            double *next, char *why, size_t size) {
+    double room = 1e18;
+    for (int i = 0; i < o->n_disk; i++) {
+        unsigned long long free_now = free_bytes(o->disk[i]);
+        if (free_now < floor[i]) {
+            snprintf(why, size, "the disk of %s is nearly full (less than a tenth of the space "
+                     "free at the start is left)", o->disk[i]);
+            return why;
+        }
+        if ((double)(free_now - floor[i]) < room)
+            room = (double)(free_now - floor[i]);
+    }
+    double in = room / DISK_RATE;
+    *next = in < 0.001 ? 0.001 : in > 0.05 ? 0.05 : in;
+    return NULL;
+}
+
+/* Why the command must stop now, or NULL: too many processes or too much memory. */
 static const char *over_limit(const struct options *o, pid_t self, struct tree *t,
-                              const unsigned long long *floor,
                               const struct machine_memory *at_start,
                               int look_at_files, char *why, size_t size) {
     static unsigned long long in_files; /* memory files: looked at every half second */
@@ -617,17 +918,15 @@ static const char *over_limit(const struct options *o, pid_t self, struct tree *
         snprintf(why, size, "more than %llu MiB of memory", o->max_rss >> 20);
         return why;
     }
-    for (int i = 0; i < o->n_disk; i++) {
-        if (free_bytes(o->disk[i]) < floor[i]) {
-            snprintf(why, size, "the disk of %s is nearly full (less than a tenth of the space "
-                     "free at the start is left)", o->disk[i]);
-            return why;
-        }
-    }
     return NULL;
 }
 
-static int supervise(const struct options *o) {
+static double earliest(double a, double b, double c) {
+    double m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+static int supervise(struct options *o) {
     pid_t parent = getppid();
     if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
         die("becoming a child subreaper", errno);
@@ -643,17 +942,31 @@ static int supervise(const struct options *o) {
     sigprocmask(SIG_BLOCK, &set, &old);
     if (getppid() != parent) /* the sidecar died before the signal was armed */
         raise(SIGTERM);
-    unsigned long long floor[4];
-    for (int i = 0; i < o->n_disk; i++)
-        floor[i] = free_bytes(o->disk[i]) / 10;
+    unsigned long long floor[4], room = ~0ULL;
+    for (int i = 0; i < o->n_disk; i++) {
+        unsigned long long free_now = free_bytes(o->disk[i]);
+        floor[i] = free_now / 10;
+        if (free_now - floor[i] < room)
+            room = free_now - floor[i];
+    }
+    /* No file may be larger than the space above the floor, whole MiB, less one for the file
+     * system's own blocks (RLIMIT_FSIZE: the kernel refuses the rest, EFBIG): one writer, however
+     * fast, cannot take the disk past the floor between two looks. (limits.py: the same.) */
+    unsigned long long bound = room >= (2ULL << 20) ? (room >> 20 << 20) - (1ULL << 20) : 4096;
+    if (o->n_disk > 0 && (o->fsize == 0 || bound < o->fsize))
+        o->fsize = bound;
     struct machine_memory at_start = machine_memory();
-    int watching = o->max_procs > 0 || o->max_rss > 0 || o->n_disk > 0;
-    pid_t main_pid = fork();
+    struct track tr;
+    track_start(o, &tr);
+    pid_t main_pid = spawn_command(&tr);
     if (main_pid < 0)
         die("fork", errno);
+    int by_pids = tr.on && !tr.cgroup[0];
     if (main_pid == 0) {
         setpgid(0, 0); /* a group of its own: killed at once (see above) */
         sigprocmask(SIG_SETMASK, &old, NULL);
+        if (by_pids)
+            setenv(TREE_ENV, tr.id, 1);
         confine_and_exec(o);
     }
     setpgid(main_pid, main_pid); /* either of the two calls wins the race with the exec */
@@ -661,22 +974,38 @@ static int supervise(const struct options *o) {
     struct tree t = {0};
     char why[256];
     int status = 0, done = 0, looks = 0;
-    const double every = 0.05; /* seconds between looks at the limits */
-    double next_look = seconds() + every;
+    const double every = 0.05; /* seconds between looks at processes and memory */
+    const double never = seconds() + 1e12;
+    double next_look = o->max_procs > 0 || o->max_rss > 0 ? seconds() + every : never;
+    double next_disk = o->n_disk > 0 ? seconds() : never;
+    double next_track = by_pids ? seconds() + TRACK_EVERY : never;
     while (!done) {
         siginfo_t info;
-        double wait_s = next_look - seconds();
+        double next = earliest(next_look, next_disk, next_track);
+        double wait_s = next - seconds();
         if (wait_s < 0)
             wait_s = 0;
         struct timespec tick = {(time_t)wait_s, (long)((wait_s - (double)(time_t)wait_s) * 1e9)};
-        int sig = watching ? sigtimedwait(&set, &info, &tick) : sigwaitinfo(&set, &info);
-        if (watching && seconds() >= next_look) { /* by the clock, signals or not */
-            next_look = seconds() + every;
-            if (over_limit(o, self, &t, floor, &at_start, looks++ % 10 == 0, why, sizeof why)) {
-                fprintf(stderr, "\ns-code-launch: stopped: %s\n", why);
-                status = 137;
-                break;
-            }
+        int sig = next < never ? sigtimedwait(&set, &info, &tick) : sigwaitinfo(&set, &info);
+        double now = seconds(); /* by the clock, signals or not */
+        const char *stop = NULL;
+        if (now >= next_disk) {
+            double in = every;
+            stop = disk_low(o, floor, &in, why, sizeof why);
+            next_disk = now + in;
+        }
+        if (!stop && now >= next_look) {
+            next_look = now + every;
+            stop = over_limit(o, self, &t, &at_start, looks++ % 10 == 0, why, sizeof why);
+        }
+        if (stop) {
+            fprintf(stderr, "\ns-code-launch: stopped: %s\n", stop);
+            status = 137;
+            break;
+        }
+        if (now >= next_track) {
+            track_tree(&tr, self, &t);
+            next_track = now + TRACK_EVERY;
         }
         if (sig < 0)
             continue;
@@ -693,10 +1022,14 @@ static int supervise(const struct options *o) {
             }
         }
     }
-    /* Nothing outlives the command: orphans were reparented here; kill and reap until none. */
-    if (!kill_tree(self, main_pid, &t))
+    /* Nothing outlives the command: orphans were reparented here; kill and reap until none
+     * (the cgroup first, where there is one: one write ends all of it). */
+    cgroup_kill(&tr);
+    int gone = kill_tree(self, main_pid, &t);
+    if (!gone)
         fprintf(stderr, "\ns-code-launch: processes of the command could not all be stopped\n");
     reap_all();
+    track_end(&tr, gone);
     return status;
 }
 

@@ -6,9 +6,9 @@ outside the sandbox with the user's account's access; the exact argv, the progra
 hash, the cwd, the environment names and credential handles) and asks, in every mode: one
 approval per start, none remembered. Credential handles in ``env`` or the arguments are resolved
 only then, and their values join the session's redactor before the process can print anything.
-The helper of each terminal is recorded in the state database (:func:`s_code.hostproc.spawn.record`)
-so that a sidecar killed outright has its terminals reaped when the next one starts
-(:func:`s_code.hostproc.spawn.reap_orphans`). At most ``MAX_LIVE`` run at once per session.
+The helper of each terminal records its tree (:mod:`s_code.hostproc.trees`) so that a sidecar
+killed outright along with it has what is left reaped when the next one starts. At most
+``MAX_LIVE`` run at once per session.
 Blocking work — spawning, writing, waiting, killing — runs on worker threads.
 """
 
@@ -27,7 +27,6 @@ from typing import Any
 from s_code.approvals.cards import Card
 from s_code.approvals.gate import check
 from s_code.credentials.resolve import resolve
-from s_code.hostproc import spawn as hostspawn
 from s_code.hostproc.entry import Canonical, agent_writable, base_env, canonical, host_path
 from s_code.hostproc.preview import host_card
 from s_code.protocol import methods
@@ -123,7 +122,6 @@ class Terminals:
             return
 
         def done() -> None:
-            hostspawn.forget(self._store(), term.pid)
             event = self._exited.get(term.id)
             if event is not None:
                 event.set()
@@ -134,9 +132,6 @@ class Terminals:
     @staticmethod
     async def _run(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(POOL, fn, *args)
-
-    def _store(self) -> Any:
-        return self.session.store.store if self.session.store is not None else None
 
     # -- the tools ----------------------------------------------------------------------------
 
@@ -273,9 +268,6 @@ class Terminals:
         finally:
             self._starting -= 1
         self.terminals[terminal_id] = term
-        await asyncio.to_thread(
-            hostspawn.record, self._store(), term.pid, f"terminal:{terminal_id}"
-        )
         return term
 
     def _trim(self) -> None:
@@ -387,8 +379,6 @@ class Terminals:
         live = self.live()
         if live:
             await asyncio.gather(*(self._run(t.kill) for t in live))
-        for t in live:
-            hostspawn.forget(self._store(), t.pid)
 
     def close_now(self) -> None:
         """The same, from a synchronous close: SIGTERM to every helper, then wait for each."""
@@ -399,7 +389,6 @@ class Terminals:
                 os.kill(t.pid, 15)
         for t in live:
             t.kill()
-            hostspawn.forget(self._store(), t.pid)
 
 
 _BY_SESSION: weakref.WeakKeyDictionary[Session, Terminals] = weakref.WeakKeyDictionary()

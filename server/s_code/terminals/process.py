@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from s_code.hostproc import spawn as hostspawn
+from s_code.hostproc import trees
 from s_code.hostproc.spawn import host_argv
 from s_code.redaction import Redactor, StreamRedactor
 from s_code.terminals.buffer import HeadTail
@@ -232,15 +232,16 @@ class Terminal:
         if self._done.is_set():
             return True
         self.killed = True
-        since = hostspawn.starttime(self.pid)
+        since = trees.starttime(self.pid)
         for sig in (signal.SIGTERM, signal.SIGCONT):  # the helper kills and reaps its whole tree
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, sig)  # (SIGCONT: a helper its command stopped still hears it)
         if self._done.wait(timeout_s):
             return True
-        # the helper did not: kill it, and every process left in its session
+        # the helper did not: kill it, and what is left of its tree (its cgroup or the pids it
+        # recorded, its session)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
         if since is not None:
-            hostspawn.kill_session(self.pid, since)
+            trees.reap_helper(self.pid, since)
         return self._done.wait(5.0)

@@ -16,7 +16,7 @@ from typing import Any
 from s_code.approvals.approver import Approver, DenyAll
 from s_code.commands.snapshots import restore_interrupted
 from s_code.edits.recovery import recover_interrupted
-from s_code.hostproc.spawn import reap_orphans
+from s_code.hostproc import trees
 from s_code.session.locks import CommandGitLock
 from s_code.session.options import SessionOptions
 from s_code.session.session import EditorBridge, NoEditor, Notify, Session, ToolTable
@@ -80,11 +80,10 @@ def open_session(
     session.lock = CommandGitLock(os.path.join(state_dir(), "locks"))
     recover_interrupted(session)
     restore_interrupted(session)
-    if session.store is not None:  # host processes a sidecar killed outright left behind
-        try:
-            reap_orphans(session.store.store)
-        except Exception as exc:
-            log.error("could not reap host processes left by an earlier sidecar: %s", exc)
+    try:  # host processes a sidecar killed outright along with their helper left behind
+        trees.reap()
+    except Exception as exc:
+        log.error("could not reap host processes left by an earlier sidecar: %s", exc)
     return session
 
 
