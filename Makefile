@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 VSCODE := editors/vscode
 VSCODE_STAMP := $(VSCODE)/node_modules/.installed
 
-.PHONY: setup-demo setup-test demo test lint format bench docs clean vsix lock oracle dist
+.PHONY: setup-demo setup-test demo test lint format bench docs clean vsix lock oracle agents dist
 
 # What the system must have (Debian packages: Python's venv, bubblewrap, a C compiler, and for the
 # tests Node, a keyring, Chromium, Emacs ...): installed when missing, a line each saying why.
@@ -70,7 +70,19 @@ $(EVERYTHING_STAMP): $(EVERYTHING)/package-lock.json
 	cd $(EVERYTHING) && npm ci --no-audit --no-fund
 	touch $(EVERYTHING_STAMP)
 
-test: setup-test lint $(VSCODE_STAMP) $(E2E_STAMP) $(ORACLE_STAMP) $(EVERYTHING_STAMP)
+# Real agents as MCP clients, offline (tests/agents/): Claude Code and Codex CLI from npm, pinned.
+# Claude Code's package declares Node >= 22 but runs its native binary (npm only warns on Node 20).
+AGENTS := tests/agents
+AGENTS_STAMP := $(AGENTS)/node_modules/.installed
+
+$(AGENTS_STAMP): $(AGENTS)/package-lock.json
+	cd $(AGENTS) && npm ci --no-audit --no-fund
+	touch $(AGENTS_STAMP)
+
+agents: $(AGENTS_STAMP)
+
+test: setup-test lint $(VSCODE_STAMP) $(E2E_STAMP) $(ORACLE_STAMP) $(EVERYTHING_STAMP) \
+		$(AGENTS_STAMP)
 	$(VENV)/bin/pytest -q
 
 vsix: $(VSCODE_STAMP)
@@ -102,4 +114,4 @@ docs: $(STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(VSCODE)/node_modules $(VSCODE)/dist dist \
 		$(E2E)/node_modules $(E2E)/node24/node_modules $(ORACLE)/node_modules \
-		$(EVERYTHING)/node_modules
+		$(EVERYTHING)/node_modules $(AGENTS)/node_modules
