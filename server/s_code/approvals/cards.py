@@ -165,6 +165,7 @@ class ShownCard:
     title: str
     target: str
     details: Details
+    requested_by: str | None = None
 
     @cached_property
     def details_wire(self) -> dict[str, Any]:
@@ -179,6 +180,8 @@ class Card:
     target: str  # edits: a JSON array of paths (a batch) or the plain path (legacy form)
     details: Details
     id: str = field(default_factory=lambda: "a-" + uuid.uuid4().hex[:12])
+    requested_by: str | None = None
+    """The attached agent that asked (its own name), when not the editor's own agent."""
 
     @cached_property
     def details_wire(self) -> dict[str, Any]:
@@ -207,4 +210,7 @@ class Card:
             and self.target == json.dumps([f.path for f in self.details.files])
         ):
             target = json.dumps([f.path for f in details.files])
-        return ShownCard(self.id, self.kind, self.digest, display(self.title), target, details)
+        agent = display(self.requested_by) if self.requested_by is not None else None
+        return ShownCard(
+            self.id, self.kind, self.digest, display(self.title), target, details, agent
+        )

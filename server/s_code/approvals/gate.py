@@ -8,12 +8,14 @@ approval is spent on exactly one operation: there is no memory of earlier answer
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from s_code.approvals import audit
 from s_code.approvals.approver import Approver, PromptUnavailable
+from s_code.approvals.caller import current
 from s_code.approvals.cards import Card
 from s_code.approvals.policy import Mode, Operation, decide
 from s_code.protocol.errors import ErrorKind, SCodeError
@@ -47,6 +49,14 @@ class Approval:
         audit.finish(self.store, self.audit_row, what)
 
 
+def _asked_by(card: Card) -> Card:
+    """The card with the attached agent that asked named on it (the editor's own agent: as is)."""
+    caller = current()
+    if caller is None or card.requested_by == caller.name:
+        return card
+    return dataclasses.replace(card, requested_by=caller.name)
+
+
 def _denied(card: Card, why: str, **data: object) -> SCodeError:
     title = card.shown.title  # an editor may show the error: escaped, as the prompt was
     return SCodeError(ErrorKind.APPROVAL_DENIED, f"{why}: {title}", card=card.digest, **data)
@@ -59,6 +69,7 @@ async def check(
     reproject: Callable[[], Awaitable[Card]] | None = None,
 ) -> Approval:
     mode, store = session.mode, session.store
+    card = _asked_by(card)
     decision = decide(mode, operation)
     if decision == "allow":
         return Approval(card, "allowed", audit.record(store, card, "allowed", mode), store)
@@ -78,7 +89,7 @@ async def check(
             raise _denied(card, "the user did not approve")
         if reproject is None:
             return Approval(card, "approved", row, store)
-        again = await reproject()
+        again = _asked_by(await reproject())
         if again.digest == card.digest:
             return Approval(again, "approved", row, store)
         audit.finish(store, row, {"not_run": "the operation changed after approval"})

@@ -42,6 +42,13 @@ def message(card: Card) -> str:
 
 
 def _message(card: ShownCard) -> str:
+    text = _question(card)
+    if card.requested_by is not None:  # an attached agent asks: say which
+        text = f"s-code, for the agent {card.requested_by}:" + text.removeprefix("s-code:")
+    return text
+
+
+def _question(card: ShownCard) -> str:
     d = card.details
     if isinstance(d, EditDetails):
         files = [f"{f.path} ({_counts(f)})" for f in d.files[:_FILES_IN_MESSAGE]]
@@ -188,6 +195,8 @@ def _document(card: ShownCard) -> str:
         "",
         f"kind: {card.kind} · digest: {card.digest}",
     ]
+    if card.requested_by is not None:
+        lines.append(f"asked by the agent: {card.requested_by} (attached over MCP)")
     if card.kind == "edit" and not card.target.startswith("["):
         lines.append(f"target: {card.target}")
     lines.append("")
@@ -215,6 +224,7 @@ def wire(card: Card) -> dict[str, Any]:
         "target": shown.target,
         "details": shown.details_wire,
         "digest": shown.digest,
+        **({"requestedBy": shown.requested_by} if shown.requested_by is not None else {}),
         "message": _message(shown),
         "text": _document(shown),
     }

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from s_code.approvals.caller import current
 from s_code.approvals.cards import EditDetails
 from s_code.approvals.gate import Approval, check
 from s_code.approvals.policy import Operation, decide
@@ -323,7 +324,7 @@ def _turn_for(session: Session, journal: Journal, turn_id: str | None) -> tuple[
         if not journal.turn_exists(turn_id):
             raise invalid_params(f"no turn {turn_id!r}", "turn_id")
         return turn_id, False
-    if session.turn is not None:
+    if session.turn is not None and current() is None:  # an attached agent's: its own turn
         return session.turn, False
     return journal.begin_turn(), True
 

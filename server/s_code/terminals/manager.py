@@ -24,6 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from s_code.approvals.caller import current
 from s_code.approvals.cards import Card
 from s_code.approvals.gate import check
 from s_code.credentials.resolve import resolve
@@ -64,9 +65,11 @@ class Terminals:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def get(self, terminal_id: str) -> Terminal:
+    def get(self, terminal_id: str, every: bool = False) -> Terminal:
+        """The terminal ``terminal_id`` of the agent asking (``every``: of any agent, for the
+        user)."""
         found = self.terminals.get(terminal_id)
-        if found is None:
+        if found is None or not (every or _mine(found)):  # another agent's is not there
             raise SCodeError(
                 ErrorKind.NOT_FOUND,
                 f"no terminal {terminal_id!r} in this session (terminal_list lists them)",
@@ -111,6 +114,8 @@ class Terminals:
         def send() -> None:
             try:
                 self.session.notify(methods.TERMINAL_OUTPUT, params)
+                if term.owner is not None:
+                    term.owner.notify(methods.TERMINAL_OUTPUT, params)
             finally:
                 term.sent(len(text))
 
@@ -254,6 +259,7 @@ class Terminals:
             self.session.redactor,
             self._emit,
             self._exit,
+            owner=current(),
         )
         self._exited[terminal_id] = asyncio.Event()
         argv = [canon.executable.path, *resolved.args]
@@ -324,8 +330,8 @@ class Terminals:
             "cursor": term.buffer.total,
         }
 
-    async def kill(self, terminal_id: str) -> dict[str, Any]:
-        term = self.get(terminal_id)
+    async def kill(self, terminal_id: str, every: bool = False) -> dict[str, Any]:
+        term = self.get(terminal_id, every)
         gone = await self._run(term.kill)
         if not gone:
             raise SCodeError(
@@ -343,7 +349,8 @@ class Terminals:
             "gone": True,
         }
 
-    def entries(self) -> list[dict[str, Any]]:
+    def entries(self, every: bool = False) -> list[dict[str, Any]]:
+        """The terminals of the agent asking (``every``: all of them, for the user's list)."""
         shown = self.session.redactor.redact_shown
         return [
             {
@@ -357,7 +364,14 @@ class Terminals:
                 "started_at": t.started_at,
             }
             for t in self.terminals.values()
+            if every or _mine(t)
         ]
+
+    async def end_owner(self, owner_id: str) -> None:
+        """An attached agent went away: every terminal it started ends (the whole tree)."""
+        mine = [t for t in self.live() if t.owner is not None and t.owner.id == owner_id]
+        if mine:
+            await asyncio.gather(*(self._run(t.kill) for t in mine))
 
     def view(self) -> list[dict[str, Any]]:
         """The terminals as ``hostProcesses/list`` entries."""
@@ -371,7 +385,7 @@ class Terminals:
                 "command": e["command"],
                 "exit": e["exit"],
             }
-            for e in self.entries()
+            for e in self.entries(every=True)
         ]
 
     async def close(self) -> None:
@@ -389,6 +403,12 @@ class Terminals:
                 os.kill(t.pid, 15)
         for t in live:
             t.kill()
+
+
+def _mine(term: Terminal) -> bool:
+    """Does ``term`` belong to the agent asking now?"""
+    caller = current()
+    return (term.owner.id if term.owner else None) == (caller.id if caller else None)
 
 
 _BY_SESSION: weakref.WeakKeyDictionary[Session, Terminals] = weakref.WeakKeyDictionary()

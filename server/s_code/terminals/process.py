@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from s_code.approvals.caller import Caller
 from s_code.hostproc import trees
 from s_code.hostproc.spawn import host_argv
 from s_code.redaction import Redactor, StreamRedactor
@@ -77,6 +78,8 @@ class Terminal:
     emit: Callable[[Terminal, str], None]  # called on the reader thread
     on_exit: Callable[[Terminal], None]  # called on the reader thread
     started_at: float = field(default_factory=time.time)
+    owner: Caller | None = None
+    """The attached agent that started it (None: the editor's own agent): only it sees it."""
     buffer: HeadTail = field(default_factory=HeadTail)
     pid: int = 0  # the helper's
     exit: Exit | None = None

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from s_code.approvals.caller import current
 from s_code.commands.projection import check_argv
 from s_code.commands.run import approved, execute
 from s_code.edits.unsaved import UNSAVED_DESCRIPTION, save_before_disk_read
@@ -57,10 +58,13 @@ async def _run_command(session: Session, args: RunCommandArgs) -> RunCommandResu
     command_id = "c-" + uuid.uuid4().hex[:12]
     shown = approval.card.details_wire
 
+    caller = current()
+
     def on_output(stream: str, text: str) -> None:
-        session.notify(
-            methods.COMMAND_OUTPUT, {"commandId": command_id, "stream": stream, "text": text}
-        )
+        params = {"commandId": command_id, "stream": stream, "text": text}
+        session.notify(methods.COMMAND_OUTPUT, params)
+        if caller is not None:  # an attached agent asked: its own stream too
+            caller.notify(methods.COMMAND_OUTPUT, params)
 
     unsaved = await save_before_disk_read(session)
     status = {"commandId": command_id, "argv": shown["argv"], "cwd": shown.get("cwd", ".")}

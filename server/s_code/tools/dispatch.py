@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from s_code.approvals.caller import CALLER, Caller
 from s_code.approvals.gate import check
 from s_code.hooks.manager import hooks_for
 from s_code.protocol.errors import SCodeError
@@ -26,8 +27,27 @@ from s_code.session.session import Session
 from s_code.tools.registry import ToolDef
 
 
-async def call(session: Session, name: str, raw_args: Any, *, field_prefix: str = "") -> Any:
-    """Run tool ``name`` with ``raw_args`` (JSON data from the client); its wire result."""
+async def call(
+    session: Session,
+    name: str,
+    raw_args: Any,
+    *,
+    field_prefix: str = "",
+    caller: Caller | None = None,
+) -> Any:
+    """Run tool ``name`` with ``raw_args`` (JSON data from the client); its wire result.
+    ``caller``: the attached agent that asked (None: the editor's own agent, or whoever asked
+    the call this one is part of, as for code mode's child calls)."""
+    if caller is None:
+        return await _call(session, name, raw_args, field_prefix)
+    token = CALLER.set(caller)
+    try:
+        return await _call(session, name, raw_args, field_prefix)
+    finally:
+        CALLER.reset(token)
+
+
+async def _call(session: Session, name: str, raw_args: Any, field_prefix: str) -> Any:
     try:
         tool: ToolDef = session.registry.get(name)
         try:

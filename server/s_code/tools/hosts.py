@@ -520,7 +520,7 @@ class HostProcesses:
         if kind == "hook":
             return await self.hooks.revoke(name, layer)
         if kind == "terminal":  # the user ends it: the whole tree
-            result = await self.terminals.kill(name)
+            result = await self.terminals.kill(name, every=True)
             return {"kind": kind, "name": name, "layer": "session", "revoked": result["gone"]}
         async with self._changing:
             return await self._revoke(kind, name, layer)
