@@ -21,9 +21,20 @@ LAYERS: list[set[str]] = [
     {"workspace"},
     {"approvals", "credentials", "git", "sandbox"},
     {"session", "hostproc"},
-    {"edits", "commands", "mcp", "codemode", "hooks", "terminals"},
+    {"edits", "commands", "mcp_client", "codemode", "hooks", "terminals"},
     {"tools"},
-    {"lsp", "cli", "demo", "demo_hosts", "doctor", "docs_gen", "client", "__main__", "__init__"},
+    {
+        "lsp",
+        "mcp_face",
+        "cli",
+        "demo",
+        "demo_hosts",
+        "doctor",
+        "docs_gen",
+        "client",
+        "__main__",
+        "__init__",
+    },
 ]
 FACES = LAYERS[-1]
 DOMAINS = (
@@ -31,7 +42,7 @@ DOMAINS = (
     "hooks",
     "terminals",
     "hostproc",
-    "mcp",
+    "mcp_client",
     "workspace",
     "edits",
     "approvals",

@@ -38,8 +38,8 @@ from s_code.hostproc.config import (
 from s_code.hostproc.entry import Canonical, agent_writable, canonical, host_path, python_env
 from s_code.hostproc.preview import host_card
 from s_code.hostproc.trust import TrustStore, tool_hash
-from s_code.mcp.client import Guard, Launch, McpServer
-from s_code.mcp.names import tool_name
+from s_code.mcp_client.client import Guard, Launch, McpServer
+from s_code.mcp_client.names import tool_name
 from s_code.protocol import methods
 from s_code.protocol.errors import ErrorKind, SCodeError, invalid_params
 from s_code.session.host_code import Bound

@@ -29,7 +29,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from s_code.hostproc.spawn import StderrLog, host_argv
-from s_code.mcp.results import tool_result
+from s_code.mcp_client.results import tool_result
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.redaction import Redactor
 
