@@ -81,12 +81,6 @@ def _server_pid(made: Lab) -> int:
     return pid
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK A1: a module the server's configured PYTHONPATH reaches in the workspace is not "
-    "in its code scope: the agent edits it unasked in workspace mode, and the crash restart "
-    "runs it (entry still trusted)",
-)
 def test_a1_a_module_on_the_server_s_pythonpath_is_its_code(pythonpath_lab: Lab) -> None:
     made = pythonpath_lab
     marker = made.base / "pwned"
@@ -136,12 +130,6 @@ LINES = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK A2: hooks/paths.named_paths reads a shell line word by word: a script reached "
-    "after `cd` or through a `VAR=path` assignment (PYTHONPATH) is not bound; the agent "
-    "rewrites it unasked in workspace mode and the next tool call runs it unsandboxed",
-)
 @pytest.mark.parametrize("case", sorted(LINES))
 def test_a2_a_hook_s_script_reached_through_cd_or_an_assignment_is_bound(
     tmp_path: Path, case: str
@@ -167,7 +155,7 @@ def test_a2_a_hook_s_script_reached_through_cd_or_an_assignment_is_bound(
             made.edit(target, evil)
             edited = True
         except RpcError as err:
-            assert err.kind == "approval_denied"
+            assert err.kind in ("approval_denied", "protected_path")  # asked, or refused
             edited = False
         if edited:  # ... or at least the hook is pending before it runs again
             with contextlib.suppress(RpcError):
@@ -206,12 +194,6 @@ def real_venv(ws: Path) -> tuple[Path, Path]:
     return ws / ".venv" / "bin" / "python", site
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK A3: an editable install whose .pth adds the workspace folder itself "
-    "(poetry/hatch, flat layout) binds only the workspace's top-level files: the package the "
-    "tool imports (ws/mypkg/) is outside the scope, edited unasked and run by the next hook",
-)
 def test_a3_a_flat_layout_editable_package_the_hook_s_tool_imports_is_bound(
     tmp_path: Path,
 ) -> None:
@@ -235,7 +217,7 @@ def test_a3_a_flat_layout_editable_package_the_hook_s_tool_imports_is_bound(
             made.edit("mypkg/cli.py", evil)
             edited = True
         except RpcError as err:
-            assert err.kind == "approval_denied"
+            assert err.kind in ("approval_denied", "protected_path")  # asked, or refused
             edited = False
         if edited:
             with pytest.raises(RpcError) as refused:  # at least: the hook is pending now
@@ -543,13 +525,6 @@ NODE = "/usr/bin/node"
 
 
 @pytest.mark.skipif(not os.path.exists(NODE), reason="no node here")
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK A6: the scope binds the node_modules folders that existed when it was made; "
-    "an edit that creates tools/node_modules/<pkg> (between the script's folder and the root, "
-    "where Node resolves first) is not in the scope, asks nothing, does not make the hook read "
-    "its entry again (CodeScope.unchanged walks the old folder list), and the next call runs it",
-)
 def test_a6_a_new_node_modules_nearer_the_script_makes_the_hook_pending(tmp_path: Path) -> None:
     for made in host_lab(tmp_path):
         marker = made.base / "pwned"

@@ -62,13 +62,40 @@ def test_bytecode_caches_and_git_metadata_are_not_part_of_it(tmp_path: Path) -> 
     assert code_scope("/usr/bin/node", [script], writable).digest != before
 
 
-def test_a_script_at_the_top_of_the_workspace_binds_its_neighbours_only(tmp_path: Path) -> None:
+def test_a_script_at_the_top_of_the_workspace_binds_the_whole_folder(tmp_path: Path) -> None:
     ws, writable = ws_with(tmp_path)
     (ws / "srv.py").write_text("pass\n")
     scope = code_scope("/usr/bin/python3", [str(ws / "srv.py")], writable)
     assert scope.holds(str(ws / "helper.py"))
-    assert not scope.holds(str(ws / "tools" / "lib" / "a.js"))
+    assert scope.holds(str(ws / "tools" / "lib" / "a.js"))  # node's require('./tools/lib/a')
     assert any("top of" in n for n in scope.notes)
+
+
+def test_a_path_named_in_the_environment_or_an_option_is_code(tmp_path: Path) -> None:
+    from s_code.hostproc.entry import _mentioned
+
+    ws, writable = ws_with(tmp_path)
+    (ws / "lib").mkdir()
+    (ws / "pre.js").write_text("")
+    found = _mentioned(
+        ("node", "--require=./pre.js", "tools/srv.js", "."),
+        (("PYTHONPATH", f"{ws / 'lib'}:/usr/lib"), ("PORT", "8080")),
+        str(ws),
+        writable,
+    )
+    assert str(ws / "pre.js") in found and str(ws / "lib") in found
+    assert str(ws) not in found  # a positional "." is data (a linter's target), not code
+
+
+def test_a_node_modules_made_nearer_the_script_changes_the_scope(tmp_path: Path) -> None:
+    ws, writable = ws_with(tmp_path)
+    (ws / "node_modules").mkdir()
+    scope = code_scope("/usr/bin/node", [str(ws / "tools" / "lib" / "a.js")], writable)
+    nearer = ws / "tools" / "node_modules"
+    assert scope.holds(str(nearer / "x" / "index.js"))  # an edit that makes one asks
+    assert scope.unchanged()
+    (nearer / "x").mkdir(parents=True)
+    assert not scope.unchanged()
 
 
 def test_a_link_into_another_writable_place_binds_where_it_leads(tmp_path: Path) -> None:

@@ -161,8 +161,26 @@ class Hooks:
                 if e.canon is not None:
                     paths += [e.canon.executable.real or "", *(p for p, _ in e.canon.scripts)]
             self._watched = paths
-        changes = (self.session.lock.ended, self.session.host_code.changes)
-        return (*fingerprint(self._watched), changes)
+        return (*fingerprint(self._watched), self._stamp())
+
+    def _scope_folders(self) -> tuple[str, ...]:
+        """The folders of the hooks' code scopes a sandboxed command could write."""
+        return tuple(
+            dict.fromkeys(
+                f
+                for e in self.entries.values()
+                if e.canon is not None and e.canon.scope is not None
+                for f in e.canon.scope.folders_in(self.writable)
+            )
+        )
+
+    def _stamp(self) -> tuple[object, ...]:
+        """What changes when something s-code knows of may have written a hook's code: a
+        command that could write it ended (in any session), an edit of scoped code was written."""
+        return (
+            self.session.lock.ended_stamp(self._scope_folders()),
+            self.session.host_code.changes,
+        )
 
     async def refresh(self, *, if_changed: bool = False) -> None:
         """Read both layers again (``if_changed``: only when a file they depend on moved).
@@ -252,6 +270,7 @@ class Hooks:
         env.update(python_env())  # no imports from its folder or the cwd, no workspace bytecode
         env["S_CODE_SESSION_ID"] = self.session_id
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        stamp = self._stamp()
         outcome = await run_hook(
             argv,
             canon.cwd,
@@ -259,7 +278,7 @@ class Hooks:
             data,
             cfg.timeout_s,
             self.session.redactor,
-            lambda: unchanged(canon),
+            lambda: unchanged(canon, stamp),
         )
         found = verdict(outcome, cfg.timeout_s)
         if found.decision == "changed":
@@ -351,15 +370,7 @@ class Hooks:
         rename a folder on a script's path, or write a ``.venv`` a hook's program lives in), and
         none of another session's whose workspace holds a folder of their code scopes. A
         command that ended makes them read their configuration and scopes again first."""
-        folders = tuple(
-            dict.fromkeys(
-                f
-                for e in self.entries.values()
-                if e.canon is not None and e.canon.scope is not None
-                for f in e.canon.scope.folders_in(self.writable)
-            )
-        )
-        async with self.session.lock.host_code(folders):
+        async with self.session.lock.host_code(self._scope_folders()):
             yield
 
     async def before(self, tool: str, args: Any) -> str | None:

@@ -18,6 +18,11 @@ from s_code.hooks.config import HookConfig
 from s_code.hostproc.entry import Canonical, base_env, file_sha256, resolve_executable
 
 PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "S_CODE_PROJECT_DIR")
+_COMPUTED = re.compile(
+    r"\$\(|`|\$\{?[0-9@*#?!$-]|\beval\b|(?:^|[\s;&|(/])[^\s;&|()]*[*?\[][^\s;&|()]*/"
+)
+"""What makes a shell line's paths unknowable before it runs: command substitution, positional
+and special parameters, ``eval``, a glob in a folder of a path."""
 _SHELL_SPLIT = re.compile(r"[\s;&|<>()`]+|\$\(")
 
 
@@ -46,14 +51,29 @@ def named_paths(cfg: HookConfig, cwd: str, workspace: str, search_path: str) -> 
             words = shlex.split(cfg.command, comments=True)
         except ValueError:
             words = cfg.command.split()
+    if cfg.command is not None:
+        computed = _COMPUTED.search(cfg.command)
+        if computed is not None:
+            raise ValueError(
+                f"its shell line computes what it runs ({computed.group(0)!r}): s-code cannot "
+                "tell which files that is, so it cannot bind them to the approval; name the "
+                "script in argv, or in a plain shell line"
+            )
     pieces = [p for w in words for p in _SHELL_SPLIT.split(w) if p]
     found: list[str] = []
     for i, raw in enumerate(pieces):
         word = _expand(raw, workspace).strip("\"'")
+        if "=" in word and not word.startswith("-"):  # NAME=path: the path is named too
+            word = word.split("=", 1)[1].strip("\"'")
         if not word or word.startswith("-") or "${secret:" in word:
             continue
+        if "$" in word:
+            raise ValueError(
+                f"its shell line names {word!r}, which expands a variable s-code does not know: "
+                "it cannot bind what that names to the approval"
+            )
         path = os.path.normpath(os.path.join(cwd, word))
-        if "/" in word or os.path.isfile(path):
+        if "/" in word or os.path.isfile(path) or os.path.isdir(path):  # `cd hooks` too
             found.append(path)
         elif i == 0 and cfg.command is not None:
             program = resolve_executable(word, cwd, search_path)
@@ -91,7 +111,7 @@ def beside(named: tuple[str, ...], workspace: str) -> tuple[tuple[str, ...], tup
     return tuple(folders), tuple(files)
 
 
-def unchanged(canon: Canonical) -> bool:
+def unchanged(canon: Canonical, stamp: object = None) -> bool:
     """Right before it runs: are the program, every script and the whole code scope the hook
     was trusted with still the same? (No sandboxed command runs meanwhile: the hooks wait.)"""
     real = canon.executable.real
@@ -99,4 +119,4 @@ def unchanged(canon: Canonical) -> bool:
         return False
     if not all(file_sha256(path) == digest for path, digest in canon.scripts):
         return False
-    return canon.scope is None or canon.scope.unchanged()
+    return canon.scope is None or canon.scope.unchanged(stamp)

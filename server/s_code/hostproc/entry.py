@@ -286,6 +286,55 @@ def _named(
     return tuple(found)
 
 
+MAX_MENTIONED = 64
+_PIECES = re.compile(r"[=:,\s]+")
+CODE_VARS = frozenset(
+    {
+        "PYTHONPATH", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONHOME", "NODE_PATH",
+        "NODE_OPTIONS", "PERL5LIB", "PERL5OPT", "PERLLIB", "RUBYLIB", "RUBYOPT", "GEM_PATH",
+        "GEM_HOME", "BASH_ENV", "ENV", "ZDOTDIR", "LD_PRELOAD", "LD_LIBRARY_PATH", "CLASSPATH",
+        "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "LUA_PATH", "LUA_CPATH", "DENO_DIR", "GOFLAGS",
+    }
+)  # fmt: skip
+"""Variables whose values name code an interpreter loads (every path in them is scope)."""
+CODE_FLAGS = frozenset(
+    {"-r", "--require", "--import", "--loader", "--experimental-loader", "-I", "-cp",
+     "-classpath", "--classpath", "--preload", "-javaagent", "--env-file", "--rcfile"}
+)  # fmt: skip
+"""Options whose next argument names code to load (``node -r ./x.js``)."""
+
+
+def _mentioned(
+    argv: tuple[str, ...], env: tuple[tuple[str, str], ...], cwd: str, writable: tuple[str, ...]
+) -> list[str]:
+    """The files and folders in the agent's reach that name code beyond the scripts: every path
+    in a code variable (``PYTHONPATH=a:b``, ``NODE_OPTIONS=--require ./x.js``), any other
+    variable whose value is such a path, an option's value (``--require=./x.js``, ``-r
+    ./x.js``). Relative to ``cwd``. Each one's scope binds it (a folder whole)."""
+    texts: list[tuple[str, bool]] = []  # (text, whether it is a list of paths)
+    for i, arg in enumerate(argv[1:], 1):
+        if arg.startswith("-") and "=" in arg:
+            texts.append((arg.split("=", 1)[1], True))
+        elif arg in CODE_FLAGS and i + 1 < len(argv):
+            texts.append((argv[i + 1], True))
+    for name, value in env:
+        texts.append((value, True) if name in CODE_VARS else (value.strip(), False))
+    found: list[str] = []
+    for text, listed in texts:
+        if _HANDLE.search(text):
+            continue
+        for piece in _PIECES.split(text) if listed else [text]:
+            piece = piece.strip("\"'")
+            if not piece or piece.startswith("-") or len(found) >= MAX_MENTIONED:
+                continue
+            path = os.path.normpath(os.path.join(cwd, os.path.expanduser(piece)))
+            if os.path.lexists(path):
+                real = os.path.realpath(path)
+                if any(real == w or real.startswith(w.rstrip("/") + "/") for w in writable):
+                    found.append(real)
+    return list(dict.fromkeys(found))
+
+
 def _floating(argv: tuple[str, ...]) -> tuple[str, ...]:
     if os.path.basename(argv[0]) not in _FETCHERS:
         return ()
@@ -422,8 +471,12 @@ def canonical(
     if executable.problem:
         notes = (*notes, executable.problem)
     scripts = _scripts(argv, cwd) + _named(extra_scripts, _scripts(argv, cwd))
+    named_dirs = [os.path.realpath(p) for p in extra_scripts if os.path.isdir(p)]
+    mentioned = _mentioned(argv, env, cwd, writable) + named_dirs
     try:
-        scope = code_scope(executable.path, [p for p, _ in scripts], writable)
+        scope = code_scope(
+            executable.path, [p for p, _ in scripts], writable, dict.fromkeys(mentioned)
+        )
     except ScopeTooLarge as exc:
         raise ValueError(str(exc)) from None
     return Canonical(

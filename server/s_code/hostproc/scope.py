@@ -2,25 +2,28 @@
 
 Trust bound to the one file an entry names is not enough: a server's script imports its sibling
 modules, a program in a project's ``.venv`` runs the packages beside it, a Node script requires
-what ``node_modules`` holds. The scope of an entry is
+what ``node_modules`` holds, ``PYTHONPATH`` or ``--require=./x.js`` name more code. The scope of
+an entry is
 
 - its program and every script its arguments name;
-- the folder each script lives in, recursively;
-- where the program or a script lies in a place the agent can write (a workspace folder, the
-  tool caches): the interpreter environment around it: the Python virtual environment (the folder
-  holding ``pyvenv.cfg``, with the folders its ``.pth`` files and editable-install finders add),
-  and the ``node_modules`` folders Node resolves from, up to the workspace folder.
+- the folder each script lives in, recursively, and every file or folder its arguments or its
+  environment name (``PYTHONPATH=lib``, ``NODE_OPTIONS=--require ./x.js``);
+- where any of these lies in a place the agent can write (a workspace folder, the tool caches):
+  the interpreter environment around it: the Python virtual environment (the folder holding
+  ``pyvenv.cfg``, with the folders its ``.pth`` files and editable-install finders add), every
+  ``node_modules`` folder Node resolves from up to the workspace folder, and the places on that
+  way where a new ``node_modules`` would be used (making one there changes the scope).
 
-A folder that *is* a workspace folder is bound by its top-level files only (binding it whole would
-make every edit of the project an edit of the server): the card says so. The scope's digest covers
-every entry below its folders: path, type, mode and identity (inode, size, modification and change
-times; any write changes the change time, which no program can set back), and a link's target.
-``__pycache__`` folders are left out: a host process's Python neither reads nor writes them
-(``PYTHONPYCACHEPREFIX`` points it at a cache of its own, where no command writes), so a test run
-that compiles the workspace does not unsettle a server. It is part of the entry's trust hash
+Code that lives at the top of a workspace folder makes the whole folder its scope (every edit of
+the project asks): the card says so. The digest covers every entry below the scope's folders:
+path, type, mode and identity (inode, size, modification and change times; any write changes the
+change time, which no program can set back), and a link's target; a link that leads into another
+agent-writable place binds where it leads. ``__pycache__`` folders are left out: a host
+process's Python neither reads nor writes them (``PYTHONPYCACHEPREFIX`` points it at a cache of
+its own, where no command writes). The digest is part of the entry's trust hash
 (:mod:`s_code.hostproc.entry`), so any change makes the entry pending; the walk stats each file
-once and hashes no content, so checking a ``.venv`` of a few thousand files at every start is
-cheap.
+once and reads no content, and :meth:`CodeScope.unchanged` skips it while nothing s-code knows of
+wrote anywhere since the last one (for :data:`RECHECK_S`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import hashlib
 import os
 import re
 import stat
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -45,53 +49,88 @@ _FINDER_PATH = re.compile(r"""['"](/[^'"\n]+)['"]""")
 
 
 @dataclass(frozen=True)
+class Sources:
+    """What a scope is made from: the program as found, the scripts, the paths the entry's
+    arguments and environment name, and the places the agent can write."""
+
+    program: str | None
+    scripts: tuple[str, ...]
+    mentioned: tuple[str, ...]
+    writable: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class CodeScope:
     folders: tuple[str, ...]
     """Bound recursively (real paths)."""
-    shallow: tuple[str, ...]
-    """Bound by their top-level entries only (a workspace folder a script lives in)."""
     files: tuple[str, ...]
     """Bound one by one (the program, the scripts)."""
+    watched: tuple[str, ...]
+    """Places where an interpreter environment would be found if one appeared (a
+    ``node_modules`` nearer a script than the one in use): creating one changes the scope."""
     digest: str
     count: int
     notes: tuple[str, ...] = ()
-    sources: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]] = (
-        (),
-        (),
-        (),
-        (),
-    )
-    """What it was walked from (files, folders, shallow folders, the writable places)."""
+    sources: Sources | None = None
 
-    def unchanged(self) -> bool:
-        """Walked again from the same places: is every entry what the digest covers?"""
-        files, folders, shallow, writable = self.sources
+    def unchanged(self, stamp: object = None) -> bool:
+        """Is the scope, made again from the same sources (an environment that appeared since
+        is found), still what the digest covers? ``stamp``: what tells the caller that nothing
+        it knows of wrote anywhere (commands ended, edits of scoped code): while it is the one
+        of the last full check, and that check is younger than :data:`RECHECK_S`, no walk."""
+        if self.sources is None:
+            return True
+        now = time.monotonic()
+        seen = _verified.get(self.digest)
+        if (
+            stamp is not None
+            and seen is not None
+            and seen[0] == stamp
+            and now - seen[1] < RECHECK_S
+        ):
+            return True
         try:
-            again = _bound(list(files), list(folders), list(shallow), writable, [])
+            again = code_scope(
+                self.sources.program,
+                self.sources.scripts,
+                self.sources.writable,
+                self.sources.mentioned,
+            )
         except ScopeTooLarge:
             return False
-        return again.digest == self.digest
+        same = again.digest == self.digest
+        if same and stamp is not None:
+            _verified[self.digest] = (stamp, now)
+        return same
 
     def folders_in(self, places: tuple[str, ...]) -> tuple[str, ...]:
         """The folders of the scope that lie in ``places`` (where a sandboxed command may
         write): a command there must not run while the entry checks and starts."""
-        found = [*self.folders, *self.shallow, *(os.path.dirname(f) for f in self.files)]
+        found = [
+            *self.folders,
+            *(os.path.dirname(f) for f in self.files),
+            *(os.path.dirname(w) for w in self.watched),
+        ]
         return tuple(dict.fromkeys(f for f in found if _inside(f, places) is not None))
 
     def holds(self, path: str) -> bool:
         """Does a change of ``path`` (a real path) change what the entry runs?"""
         if path in self.files:
             return True
-        if any(path == f or path.startswith(f + "/") for f in self.folders):
-            return True
-        return os.path.dirname(path) in self.shallow or path in self.shallow
+        return any(path == f or path.startswith(f + "/") for f in (*self.folders, *self.watched))
 
     def shown(self) -> tuple[str, ...]:
         """What the card shows: each folder and file, and how many entries the digest covers."""
         out = [f"{f}/ (everything below it)" for f in self.folders]
-        out += [f"{f}/ (its files, not the folders below)" for f in self.shallow]
         out += list(self.files)
+        out += [f"{w}/ (not there now; one made there would be used)" for w in self.watched]
         return (*out, f"{self.count} entries, digest {self.digest[:16]}")
+
+
+RECHECK_S = 10.0
+"""How long a full check of a scope stands while nothing s-code knows of wrote anywhere (an
+outside change, the user's own, is seen at the next full check)."""
+_verified: dict[str, tuple[object, float]] = {}
 
 
 class ScopeTooLarge(ValueError):
@@ -106,23 +145,27 @@ def _inside(path: str, roots: tuple[str, ...]) -> str | None:
     return None
 
 
-def _environment(path: str, top: str) -> list[str]:
-    """The interpreter environment around ``path`` (a file inside ``top``): the ancestor that
-    holds ``pyvenv.cfg``, and every ``node_modules`` folder on the way up to ``top``."""
+def _environment(path: str, top: str) -> tuple[list[str], list[str]]:
+    """The interpreter environment around ``path`` (inside ``top``): the ancestor that holds
+    ``pyvenv.cfg`` and every ``node_modules`` folder on the way up to ``top``; and the places on
+    that way where a ``node_modules`` would be used if one were made."""
     found: list[str] = []
-    folder = os.path.dirname(path)
+    watched: list[str] = []
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
     while True:
         if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
             found.append(folder)
         modules = os.path.join(folder, "node_modules")
         if os.path.isdir(modules) and not os.path.islink(modules):
             found.append(modules)
+        elif os.path.basename(folder) != "node_modules":
+            watched.append(modules)
         if os.path.basename(folder) == "node_modules":
             found.append(folder)
         if folder == top or not folder.startswith(top.rstrip("/") + "/"):
             break
         folder = os.path.dirname(folder)
-    return found
+    return found, watched
 
 
 def _venv_additions(venv: str) -> list[str]:
@@ -215,59 +258,63 @@ def _file_line(path: str) -> str:
     )
 
 
-def code_scope(program: str | None, scripts: Iterable[str], writable: tuple[str, ...]) -> CodeScope:
+def code_scope(
+    program: str | None,
+    scripts: Iterable[str],
+    writable: tuple[str, ...],
+    mentioned: Iterable[str] = (),
+) -> CodeScope:
     """The scope of an entry whose program was found at ``program`` (as found: a venv's python
-    stays the venv's) and whose arguments name ``scripts`` (real paths). ScopeTooLarge when it
-    cannot be bound."""
+    stays the venv's), whose arguments name ``scripts`` (real paths of files), and whose
+    arguments and environment name ``mentioned`` (files or folders: ``PYTHONPATH``,
+    ``--require=./x.js``). ScopeTooLarge when it cannot be bound."""
+    scripts, mentioned = tuple(scripts), tuple(mentioned)
+    sources = Sources(program, scripts, mentioned, writable)
     files: list[str] = []
     folders: list[str] = []
-    shallow: list[str] = []
+    watched: list[str] = []
     notes: list[str] = []
-    named = [p for p in (program, *scripts) if p]
-    for spelled in named:
+    for spelled in (p for p in (program, *scripts, *mentioned) if p):
         real = os.path.realpath(spelled)
         for path in dict.fromkeys((real, os.path.abspath(spelled))):
-            files.append(path)
+            if not os.path.isdir(path):
+                files.append(path)
             top = _inside(path, writable)
             if top is not None:
-                for env in _environment(path, top):
-                    folders.append(os.path.realpath(env))
-    for script in scripts:
-        folder = os.path.dirname(os.path.realpath(script))
-        if folder in writable:
-            shallow.append(folder)
-            notes.append(
-                f"{script} lies at the top of {folder}: the files beside it are bound, not the "
-                "folders below (keep a server's code in a folder of its own to bind all of it)"
-            )
-        else:
-            folders.append(folder)
+                found, missing = _environment(path, top)
+                folders += [os.path.realpath(f) for f in found]
+                watched += missing
+    places = [os.path.dirname(os.path.realpath(s)) for s in scripts]
+    places += [os.path.realpath(m) for m in mentioned if os.path.isdir(m)]
     for venv in [f for f in folders if os.path.isfile(os.path.join(f, "pyvenv.cfg"))]:
-        for added in _venv_additions(venv):
-            if _inside(added, writable) is None:
-                continue
-            (shallow if added in writable else folders).append(added)
-    sources = (tuple(files), tuple(folders), tuple(shallow), writable)
-    found = _bound(files, folders, shallow, writable, notes)
-    return dataclasses.replace(found, sources=sources)
+        places += [a for a in _venv_additions(venv) if _inside(a, writable) is not None]
+    for place in places:
+        folders.append(place)
+        if place in writable:
+            notes.append(
+                f"it runs code from the top of {place}: every file of that workspace folder is "
+                "its code (each edit of one asks); keep its code in a folder of its own"
+            )
+    found_scope = _bound(files, folders, writable, notes, watched)
+    return dataclasses.replace(found_scope, sources=sources)
 
 
 def _bound(
     files: list[str],
     folders: list[str],
-    shallow: list[str],
     writable: tuple[str, ...],
     notes: list[str],
+    watched: list[str],
 ) -> CodeScope:
     """Walk the scope (following links that lead to other agent-writable places, once) and
     digest it."""
     lines = [_file_line(f) for f in dict.fromkeys(files)]
+    lines += [_file_line(w) for w in dict.fromkeys(watched)]
     done: list[str] = []
-    whole: list[str] = []  # the folders walked recursively: nothing below them is walked again
-    queue = [(f, True) for f in folders] + [(f, False) for f in shallow]
+    queue = list(dict.fromkeys(folders))
     while queue:
-        folder, recursive = queue.pop(0)
-        if folder in done or any(folder.startswith(d + "/") for d in whole):
+        folder = queue.pop(0)
+        if any(folder == d or folder.startswith(d + "/") for d in done):
             continue
         if not os.path.isdir(folder):
             continue
@@ -276,7 +323,7 @@ def _bound(
         found: list[str] = []
         links: list[str] = []
         try:
-            _entries(folder, recursive, limit - len(lines), found, links)
+            _entries(folder, True, limit - len(lines), found, links)
         except ScopeTooLarge as exc:
             if inside:
                 raise ScopeTooLarge(
@@ -287,29 +334,23 @@ def _bound(
                 f"{folder} is too large to bind ({exc}): only the files named are bound "
                 "(the agent cannot write there)"
             )
-            if folder in folders:
-                folders.remove(folder)
             continue
         done.append(folder)
-        if recursive:
-            whole.append(folder)
         lines += found
         for target in links:  # a link into another agent-writable place: bind where it leads
-            top = _inside(target, writable)
-            if top is None or target in writable:
+            if _inside(target, writable) is None:
                 continue
             if os.path.isdir(target):
-                folders.append(target)
-                queue.append((target, True))
+                queue.append(target)
             else:
                 files.append(target)
                 lines.append(_file_line(target))
-    body = "\n".join(sorted(lines)).encode("utf-8", "surrogateescape")
+    body = "\n".join(sorted(set(lines))).encode("utf-8", "surrogateescape")
     return CodeScope(
-        folders=tuple(dict.fromkeys(f for f in folders if f in done)),
-        shallow=tuple(dict.fromkeys(f for f in shallow if f in done)),
+        folders=tuple(done),
         files=tuple(dict.fromkeys(files)),
+        watched=tuple(dict.fromkeys(w for w in watched if not os.path.isdir(w))),
         digest=hashlib.sha256(body).hexdigest(),
         count=len(lines),
-        notes=tuple(notes),
+        notes=tuple(dict.fromkeys(notes)),
     )

@@ -21,6 +21,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import time
 from collections.abc import AsyncIterator, Iterable
 
 _POLL_S = 0.02
@@ -140,11 +141,28 @@ class CommandGitLock:
             held = await self._flock([workspace] if workspace else [], fcntl.LOCK_EX)
             yield
         finally:
+            if workspace and self._dir is not None:  # for every session: a command ended here
+                _touch(os.path.join(self._dir, lock_name(workspace) + ".ended"))
             _release(held)
             async with cond:
                 self._writer = False
                 self.ended += 1
                 cond.notify_all()
+
+    def ended_stamp(self, folders: Iterable[str]) -> tuple[object, ...]:
+        """What changes when a command that could write one of ``folders`` ended, in any
+        session: this session's count, and the time the last command of each workspace that
+        holds one of them ended (a file per workspace, beside its lock)."""
+        stamps: list[object] = [self.ended]
+        if self._dir is not None:
+            for key in sorted(_ancestors(folders)):
+                try:
+                    stamps.append(
+                        os.stat(os.path.join(self._dir, lock_name(key) + ".ended")).st_mtime_ns
+                    )
+                except OSError:
+                    stamps.append(None)
+        return tuple(stamps)
 
     def close(self) -> None:
         return None
@@ -161,6 +179,19 @@ def _ancestors(paths: Iterable[str]) -> set[str]:
                 break
             current = parent
     return found
+
+
+def _touch(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return
+    try:
+        os.utime(fd, ns=(time.time_ns(), time.time_ns()))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _release(held: list[int]) -> None:

@@ -177,7 +177,8 @@ class HostProcesses:
         for e in self.entries.values():
             if e.canon is not None:
                 paths += [e.canon.executable.real or "", *(p for p, _ in e.canon.scripts)]
-        changes = (self.session.lock.ended, self.session.host_code.changes)
+        folders = [f for e in self.entries.values() for f in self._folders(e)]
+        changes = (self.session.lock.ended_stamp(folders), self.session.host_code.changes)
         return (*fingerprint(paths), changes)
 
     async def refresh(self, *, if_changed: bool = False) -> None:
