@@ -50,12 +50,12 @@ class Keyring:
             timeout=TIMEOUT,
         )
 
-    def resolve(self, entry: dict[str, object], **env: str) -> dict[str, object]:
-        """``resolve`` of an entry ``{"args", "env"}`` in a fresh process of this user: the
-        result (``args``, ``env``, ``values``, ``handles``) or ``{"error": kind, "data": ...}``."""
+    def resolve(self, entry: dict[str, str], **env: str) -> dict[str, object]:
+        """``resolve`` of an entry's ``env`` in a fresh process of this user: the result
+        (``env``, ``values``, ``handles``) or ``{"error": kind, "data": ...}``."""
         done = subprocess.run(
             [sys.executable, "-c", _RESOLVE],
-            input=json.dumps(entry),
+            input=json.dumps(entry),  # the env to resolve
             capture_output=True,
             text=True,
             env={**self.env, **env},
@@ -81,11 +81,11 @@ from s_code.credentials import resolve
 from s_code.protocol.errors import SCodeError
 entry = json.load(sys.stdin)
 try:
-    r = resolve(entry["args"], entry["env"])
+    r = resolve(entry)
 except SCodeError as err:
     print(json.dumps({"error": err.kind.value, "message": err.message, "data": err.data}))
 else:
-    print(json.dumps({"args": r.args, "env": r.env, "values": r.values, "handles": r.handles}))
+    print(json.dumps({"env": r.env, "values": r.values, "handles": r.handles}))
 """
 
 

@@ -230,7 +230,7 @@ def test_hook_output_is_redacted(lab: HostLab) -> None:
     lab.env["HOOK_TOKEN"] = secret
     lab.pre(
         "list_files",
-        {"argv": ["/usr/bin/env", "HOOK_TOKEN=${secret:env:HOOK_TOKEN}", "./hooks/leak.py"]},
+        {"argv": ["./hooks/leak.py"], "env": {"HOOK_TOKEN": "${secret:env:HOOK_TOKEN}"}},
     )
     lab.start()
     lab.approve_hooks()

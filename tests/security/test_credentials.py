@@ -54,13 +54,17 @@ def test_set_from_stdin_then_resolve(secret_service: Keyring) -> None:
     done = user.cli("set", "github/me", input=VALUE + "\n")
     assert done.returncode == 0
     assert "stored ${secret:keyring:github/me} in keyring.backends.SecretService" in _quiet(done)
-    entry = {
-        "args": ["--token=${secret:keyring:github/me}", "--plain"],
-        "env": {"GH": "${secret:keyring:github/me}", "FROM_ENV": "${secret:env:SIDECAR_TOKEN}"},
+    env = {
+        "GH": "${secret:keyring:github/me}",
+        "AUTH": "Bearer ${secret:keyring:github/me}",
+        "FROM_ENV": "${secret:env:SIDECAR_TOKEN}",
     }
-    got = user.resolve(entry, SIDECAR_TOKEN="env-value-123")
-    assert got["args"] == [f"--token={VALUE}", "--plain"]  # the trailing newline was dropped
-    assert got["env"] == {"GH": VALUE, "FROM_ENV": "env-value-123"}
+    got = user.resolve(env, SIDECAR_TOKEN="env-value-123")
+    assert got["env"] == {
+        "GH": VALUE,  # the trailing newline was dropped
+        "AUTH": f"Bearer {VALUE}",
+        "FROM_ENV": "env-value-123",
+    }
     assert got["values"] == [VALUE, "env-value-123"]
     assert got["handles"] == ["${secret:env:SIDECAR_TOKEN}", "${secret:keyring:github/me}"]
 
@@ -72,7 +76,7 @@ def test_no_value_in_any_file_or_output(secret_service: Keyring) -> None:
     _quiet(user.cli("set", "svc/acct", input=VALUE))
     listed = user.cli("list")
     _quiet(listed)
-    assert user.resolve({"args": ["${secret:keyring:svc/acct}"], "env": {}})["args"] == [VALUE]
+    assert user.resolve({"T": "${secret:keyring:svc/acct}"})["env"] == {"T": VALUE}
     files = user.files()
     assert any(p.suffix == ".keyring" for p in files), "gnome-keyring wrote no keyring file"
     assert {str(p): _leaks(data) for p, data in files.items() if _leaks(data)} == {}
@@ -96,23 +100,21 @@ def test_list_shows_names_only_and_delete_removes(secret_service: Keyring) -> No
     done = user.cli("delete", "svc/a")
     assert (done.returncode, _quiet(done)) == (0, "s-code secret: deleted ${secret:keyring:svc/a}")
     assert user.cli("list").stdout == "${secret:keyring:svc/b}\n"
-    gone = user.resolve({"args": [], "env": {"A": "${secret:keyring:svc/a}"}})
+    gone = user.resolve({"A": "${secret:keyring:svc/a}"})
     assert gone["error"] == "secret_unavailable"
     assert gone["data"] == {"handle": "${secret:keyring:svc/a}", "field": "env.A"}
     assert "s-code secret set svc/a" in str(gone["message"])
     again = user.cli("delete", "svc/a")
     assert again.returncode == 1
     assert "nothing is stored under svc/a" in _quiet(again)
-    assert user.resolve({"args": ["${secret:keyring:svc/b}"], "env": {}})["args"] == [
-        "value-of-b-1234"
-    ]
+    assert user.resolve({"B": "${secret:keyring:svc/b}"})["env"] == {"B": "value-of-b-1234"}
 
 
 def test_a_missing_secret_names_its_handle(secret_service: Keyring) -> None:
     user = secret_service
     for entry, handle, field in (
-        ({"args": ["${secret:keyring:nobody/none}"], "env": {}}, "keyring:nobody/none", "args.0"),
-        ({"args": [], "env": {"T": "x${secret:env:UNSET_NAME}"}}, "env:UNSET_NAME", "env.T"),
+        ({"N": "${secret:keyring:nobody/none}"}, "keyring:nobody/none", "env.N"),
+        ({"T": "x${secret:env:UNSET_NAME}"}, "env:UNSET_NAME", "env.T"),
     ):
         got = user.resolve(entry)
         assert got["error"] == "secret_unavailable"
@@ -190,7 +192,7 @@ def test_set_from_a_terminal_does_not_echo(secret_service: Keyring) -> None:
     assert b"Value for ${secret:keyring:tty/acct} (not echoed): " in shown
     assert b"stored ${secret:keyring:tty/acct}" in shown
     assert _leaks(shown) == []
-    assert user.resolve({"args": ["${secret:keyring:tty/acct}"], "env": {}})["args"] == [VALUE]
+    assert user.resolve({"T": "${secret:keyring:tty/acct}"})["env"] == {"T": VALUE}
     # Positive control: the same terminal echoes what a plain input() reads.
     echoing = [sys.executable, "-c", "input('say: ')"]
     assert VALUE.encode() in _on_a_terminal(user, echoing, VALUE, b"say: ")
@@ -231,11 +233,11 @@ def test_plaintext_opt_in_positive_control(no_bus: Keyring) -> None:
     assert base64.b64decode(encoded).decode() == VALUE  # anyone who reads the file has it
     assert _leaks(stored) != []
     # resolving it is refused without the opt-in too, though the file holds the value
-    entry = {"args": ["${secret:keyring:svc/acct}"], "env": {}}
+    entry = {"T": "${secret:keyring:svc/acct}"}
     refused = user.resolve(entry)
     assert refused["error"] == "secret_unavailable"
     assert PLAINTEXT in str(refused["message"])
-    assert user.resolve(entry, **ALLOW)["args"] == [VALUE]
+    assert user.resolve(entry, **ALLOW)["env"] == {"T": VALUE}
 
 
 def test_a_named_plaintext_backend_is_refused_beside_a_running_keyring(
@@ -280,9 +282,7 @@ def test_failing_and_null_backends_are_refused_even_opted_in(no_bus: Keyring, ba
         done = no_bus.cli("set", "svc/acct", input=VALUE, PYTHON_KEYRING_BACKEND=backend, **env)
         assert done.returncode == 1
         assert "DBUS_SESSION_BUS_ADDRESS" in _quiet(done)
-    got = no_bus.resolve(
-        {"args": ["${secret:keyring:svc/acct}"], "env": {}}, PYTHON_KEYRING_BACKEND=backend
-    )
+    got = no_bus.resolve({"T": "${secret:keyring:svc/acct}"}, PYTHON_KEYRING_BACKEND=backend)
     assert got["error"] == "secret_unavailable"
 
 
@@ -308,7 +308,7 @@ def test_resolution_never_writes_values_back(secret_service: Keyring, tmp_path: 
                 "mcpServers": {
                     "gh": {
                         "command": "/usr/bin/server",
-                        "args": ["--token", "${secret:keyring:github/me}"],
+                        "args": ["--stdio"],
                         "env": {"GITHUB_TOKEN": "${secret:keyring:github/me}"},
                     }
                 }
@@ -317,7 +317,7 @@ def test_resolution_never_writes_values_back(secret_service: Keyring, tmp_path: 
     )
     before = config.read_bytes()
     entry = json.loads(before)["mcpServers"]["gh"]
-    got = user.resolve({"args": entry["args"], "env": entry["env"]})
+    got = user.resolve(entry["env"])
     assert got["env"] == {"GITHUB_TOKEN": VALUE}
     assert config.read_bytes() == before
     assert _leaks(before) == []
@@ -338,4 +338,4 @@ def test_resolution_never_writes_values_back(secret_service: Keyring, tmp_path: 
         timeout=TIMEOUT,
     )
     assert json.loads(check.stdout) == ["mcpServers.gh.env.DB_PASSWORD"]
-    assert entry["args"] == ["--token", "${secret:keyring:github/me}"]
+    assert entry["env"] == {"GITHUB_TOKEN": "${secret:keyring:github/me}"}

@@ -251,18 +251,12 @@ def test_h4_hook_output_never_holds_the_secret(lab: HostLab) -> None:
         "import base64, os, sys\nt = os.environ['T']\n"
         "print(base64.b64encode(t.encode()).decode(), t, file=sys.stderr); sys.exit(2)\n",
     )
-    env = "T=${secret:env:HOOK_SECRET}"
+    env = {"T": "${secret:env:HOOK_SECRET}"}
     lab.hooks(
         {
             "PreToolUse": [
-                {
-                    "matcher": "list_files",
-                    "hooks": [{"argv": ["/usr/bin/env", env, "./hooks/leak2.py"]}],
-                },
-                {
-                    "matcher": "search_text",
-                    "hooks": [{"argv": ["/usr/bin/env", env, "./hooks/leak.py"]}],
-                },
+                {"matcher": "list_files", "hooks": [{"argv": ["./hooks/leak2.py"], "env": env}]},
+                {"matcher": "search_text", "hooks": [{"argv": ["./hooks/leak.py"], "env": env}]},
             ]
         }
     )
@@ -515,9 +509,7 @@ def test_review_a_secret_cut_at_the_output_limit_shows_no_prefix(lab: HostLab) -
         "cut.py",
         f"import os, sys\nsys.stderr.write('x' * {pad} + os.environ['T'])\nsys.exit(1)\n",
     )
-    lab.pre(
-        "list_files", {"argv": ["/usr/bin/env", "T=${secret:env:HOOK_SECRET}", "./hooks/cut.py"]}
-    )
+    lab.pre("list_files", {"argv": ["./hooks/cut.py"], "env": {"T": "${secret:env:HOOK_SECRET}"}})
     lab.start()
     lab.approve_hooks()
     with pytest.raises(RpcError) as err:

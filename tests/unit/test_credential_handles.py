@@ -1,6 +1,6 @@
-"""Credential handles: strict syntax with field paths, names for previews, resolution from an
-environment and a keyring getter, and the keyring backend verdicts (no daemon needed here; the
-real keyring is in tests/security/test_credentials.py)."""
+"""Credential handles: strict syntax with field paths, names for previews, refused in every
+argument, resolution of an env from an environment and a keyring getter, and the keyring backend
+verdicts (no daemon needed here; the real keyring is in tests/security/test_credentials.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,13 @@ from s_code.credentials import (
     require_handles_only,
     resolve,
 )
-from s_code.credentials.handles import Handle, keyring_handle, refuse_handles
+from s_code.credentials.handles import (
+    Handle,
+    keyring_handle,
+    refuse_handles,
+    refuse_in_args,
+    refuse_in_command,
+)
 from s_code.protocol.errors import ErrorKind, SCodeError
 
 TOKEN = "ghp_" + "A1b2C3d4" * 5  # a GitHub token shape the redactor's rules know
@@ -40,7 +46,7 @@ TOKEN = "ghp_" + "A1b2C3d4" * 5  # a GitHub token shape the redactor's rules kno
     ],
 )
 def test_good_handles_are_found(text: str, found: list[Handle]) -> None:
-    assert [h for _, h in entry_handles([text], {})] == found
+    assert [h for _, h in entry_handles({"T": text})] == found
 
 
 @pytest.mark.parametrize(
@@ -62,29 +68,60 @@ def test_good_handles_are_found(text: str, found: list[Handle]) -> None:
 )
 def test_malformed_handles_name_the_field(text: str) -> None:
     with pytest.raises(SCodeError) as err:
-        entry_handles(["x"], {"PLAIN": "1", "API_KEY": text}, field="mcpServers.gh")
+        entry_handles({"PLAIN": "1", "API_KEY": text}, field="mcpServers.gh")
     assert err.value.kind == ErrorKind.INVALID_PARAMS
     assert err.value.data["field"] == "mcpServers.gh.env.API_KEY"
     assert err.value.message.startswith("mcpServers.gh.env.API_KEY: malformed credential handle")
     with pytest.raises(SCodeError) as err:
-        handle_names(["a", text], {})
-    assert err.value.data["field"] == "args.1"
-
-
-def test_handles_stand_only_in_env_values_and_args() -> None:
+        handle_names({"A": "a", "B": text})
+    assert err.value.data["field"] == "env.B"
+    # in an argument, malformed or not, it is refused as an argument
     with pytest.raises(SCodeError) as err:
-        handle_names([], {"${secret:env:A}": "x"})
+        refuse_in_args(["a", text], "command")
+    assert err.value.data["field"] == "command.1"
+
+
+def test_handles_stand_only_in_env_values() -> None:
+    with pytest.raises(SCodeError) as err:
+        handle_names({"${secret:env:A}": "x"})
     assert err.value.data["field"] == "env"
     with pytest.raises(SCodeError) as err:
-        refuse_handles("/usr/bin/${secret:env:A}", "command")
-    assert (err.value.kind, err.value.data["field"]) == (ErrorKind.INVALID_PARAMS, "command")
-    refuse_handles("/usr/bin/server", "command")
+        refuse_handles("/srv/${secret:env:A}", "cwd")
+    assert (err.value.kind, err.value.data["field"]) == (ErrorKind.INVALID_PARAMS, "cwd")
+    refuse_handles("/srv", "cwd")
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["/usr/bin/${secret:env:A}"], "mcpServers.gh.args.0"),
+        (["stdio", "--token", "${secret:keyring:github/me}"], "mcpServers.gh.args.2"),
+        (["--header", "Authorization: Bearer ${secret:keyring:github/me}"], "mcpServers.gh.args.1"),
+        (["T=${secret:env:T}", "./x.py"], "mcpServers.gh.args.0"),  # the env wrapper's form
+        (["${SECRET:env:T}"], "mcpServers.gh.args.0"),  # any spelling
+    ],
+)
+def test_a_handle_in_an_argument_is_refused_with_the_fix(args: list[str], field: str) -> None:
+    with pytest.raises(SCodeError) as err:
+        refuse_in_args(args, "mcpServers.gh.args")
+    assert (err.value.kind, err.value.data["field"]) == (ErrorKind.INVALID_PARAMS, field)
+    assert err.value.message.startswith(f"{field}: a credential handle may not stand")
+    assert (
+        "/proc/PID/cmdline" in err.value.message and "pass the secret in env" in err.value.message
+    )
+    refuse_in_args(["stdio", "--token-env", "GITHUB_TOKEN", "${HOME}/x"], "args")
+    with pytest.raises(SCodeError) as err:
+        refuse_in_command("./x.sh --token ${secret:env:T}", "hooks.PreToolUse.0.hooks.0.command")
+    assert err.value.data["field"] == "hooks.PreToolUse.0.hooks.0.command"
 
 
 def test_handle_names_are_canonical_sorted_and_distinct() -> None:
-    args = ["--a=${secret:keyring:svc/acct}", "${secret:env:TOKEN}"]
-    env = {"T": "${secret:env:TOKEN}", "U": "Bearer ${secret:keyring:svc/acct}"}
-    assert handle_names(args, env) == ["${secret:env:TOKEN}", "${secret:keyring:svc/acct}"]
+    env = {
+        "T": "${secret:env:TOKEN}",
+        "U": "Bearer ${secret:keyring:svc/acct}",
+        "V": "${secret:env:TOKEN}",
+    }
+    assert handle_names(env) == ["${secret:env:TOKEN}", "${secret:keyring:svc/acct}"]
 
 
 def test_keyring_names_for_the_cli() -> None:
@@ -97,30 +134,38 @@ def test_keyring_names_for_the_cli() -> None:
 
 
 def test_resolve_substitutes_values_and_changes_nothing_given() -> None:
-    args = ["--token=${secret:env:TOK}", "plain", "${secret:keyring:svc/acct}"]
-    env = {"A": "x-${secret:keyring:svc/acct}-y", "B": "keep"}
-    before = (list(args), dict(env))
+    env = {
+        "A": "x-${secret:keyring:svc/acct}-y",
+        "B": "keep",
+        "C": "--token=${secret:env:TOK}",
+        "D": "${secret:keyring:svc/acct}",
+    }
+    before = dict(env)
     asked: list[tuple[str, str]] = []
 
     def get(service: str, account: str) -> str | None:
         asked.append((service, account))
         return "from-the-keyring"
 
-    done = resolve(args, env, environ={"TOK": "from-the-env"}, keyring_get=get)
-    assert done.args == ["--token=from-the-env", "plain", "from-the-keyring"]
-    assert done.env == {"A": "x-from-the-keyring-y", "B": "keep"}
+    done = resolve(env, environ={"TOK": "from-the-env"}, keyring_get=get)
+    assert done.env == {
+        "A": "x-from-the-keyring-y",
+        "B": "keep",
+        "C": "--token=from-the-env",
+        "D": "from-the-keyring",
+    }
     assert done.values == ["from-the-keyring", "from-the-env"]
     assert done.handles == ["${secret:env:TOK}", "${secret:keyring:svc/acct}"]
     assert asked == [("svc", "acct")]  # each handle read once
-    assert (args, env) == before
+    assert env == before
     assert "from-the" not in repr(done)  # a log line or traceback shows names only
 
 
 @pytest.mark.parametrize(
     ("environ", "stored", "handle", "field"),
     [
-        ({}, "v", "${secret:env:TOK}", "gh.args.0"),
-        ({"TOK": ""}, "v", "${secret:env:TOK}", "gh.args.0"),
+        ({}, "v", "${secret:env:TOK}", "gh.env.A"),
+        ({"TOK": ""}, "v", "${secret:env:TOK}", "gh.env.A"),
         ({"TOK": "t"}, None, "${secret:keyring:svc/acct}", "gh.env.K"),
         ({"TOK": "t"}, "", "${secret:keyring:svc/acct}", "gh.env.K"),
     ],
@@ -130,8 +175,7 @@ def test_a_missing_secret_names_its_handle(
 ) -> None:
     with pytest.raises(SCodeError) as err:
         resolve(
-            ["${secret:env:TOK}"],
-            {"K": "${secret:keyring:svc/acct}"},
+            {"A": "${secret:env:TOK}", "K": "${secret:keyring:svc/acct}"},
             field="gh",
             environ=environ,
             keyring_get=lambda s, a: stored,
@@ -146,7 +190,7 @@ def test_a_refused_keyring_is_secret_unavailable() -> None:
         raise keystore.KeyringUnavailable("the keyring backend X keeps values in a file", "refused")
 
     with pytest.raises(SCodeError) as err:
-        resolve([], {"K": "${secret:keyring:svc/acct}"}, keyring_get=refused)
+        resolve({"K": "${secret:keyring:svc/acct}"}, keyring_get=refused)
     assert err.value.kind == ErrorKind.SECRET_UNAVAILABLE
     assert err.value.data["handle"] == "${secret:keyring:svc/acct}"
     assert "keeps values in a file" in err.value.message
@@ -157,7 +201,7 @@ def test_a_malformed_handle_fails_before_any_secret_is_read() -> None:
         raise AssertionError("read a secret of an invalid entry")
 
     with pytest.raises(SCodeError) as err:
-        resolve(["${secret:keyring:a/b}"], {"X": "${secret:env:}"}, keyring_get=never)
+        resolve({"A": "${secret:keyring:a/b}", "X": "${secret:env:}"}, keyring_get=never)
     assert err.value.data["field"] == "env.X"
 
 
@@ -285,18 +329,18 @@ def test_the_docs_sample_holds_handles_only() -> None:
     (sample,) = [b for b in _doc_blocks("json") if '"github"' in b]
     servers = json.loads(sample)["mcpServers"]
     entry = servers["github"]
-    assert handle_names(entry["args"], entry["env"], "mcpServers.github") == [
+    refuse_in_args(entry["args"], "mcpServers.github.args")
+    assert handle_names(entry["env"], "mcpServers.github") == [
         "${secret:env:SENTRY_TOKEN}",
         "${secret:keyring:github/me}",
     ]
     assert literal_secrets(entry["args"], entry["env"], "mcpServers.github") == []
     done = resolve(
-        entry["args"],
         entry["env"],
         environ={"SENTRY_TOKEN": "sentry-value"},
         keyring_get=lambda s, a: f"{s}-{a}-value",
     )
-    assert done.args[-1] == "Authorization: Bearer github-me-value"
+    assert done.env["GITHUB_PERSONAL_ACCESS_TOKEN"] == "github-me-value"
     assert done.env["SENTRY_TOKEN"] == "sentry-value"
 
 

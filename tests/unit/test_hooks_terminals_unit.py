@@ -34,6 +34,7 @@ def test_the_docs_hooks_sample_parses() -> None:
     ]
     assert all(h.problem is None for h in hooks)
     assert hooks[1].argv == ("python3", "scripts/audit.py") and hooks[1].on_failure == "allow"
+    assert hooks[1].env == (("AUDIT_TOKEN", "${secret:keyring:audit/bot}"),)
     assert hooks[0].covers("apply_patch") and not hooks[0].covers("apply_patch_x")
     assert hooks[2].covers("mcp__notes__read") and not hooks[2].covers("read_file")
     assert not hooks[3].covers("read_file")  # not a gating event
@@ -48,6 +49,13 @@ def test_the_docs_hooks_sample_parses() -> None:
         ({"argv": []}, "non-empty array"),
         ({"command": "x", "timeout": 0}, "timeout"),
         ({"command": "x", "onFailure": "maybe"}, "onFailure"),
+        ({"command": "x", "env": ["T=1"]}, "hooks.PreToolUse.0.hooks.0.env must map names"),
+        ({"command": "x", "env": {"A=B": "1"}}, "env.A=B: not a valid variable"),
+        ({"command": "x", "env": {"T": "${secret:env:}"}}, "env.T: malformed credential handle"),
+        ({"command": "x", "env": {"${secret:env:T}": "1"}}, "may stand only in env values"),
+        ({"command": "./x.sh ${secret:env:T}"}, "hooks.0.command: a credential handle may not"),
+        ({"argv": ["./x.py", "--t", "${secret:env:T}"]}, "hooks.0.argv.2: a credential handle"),
+        ({"argv": ["/usr/bin/env", "T=${secret:env:T}", "./x.py"]}, "argv.1: a credential"),
     ],
 )
 def test_a_broken_hook_is_kept_failed_with_its_reason(
@@ -282,16 +290,24 @@ def test_a_named_script_has_no_such_note(argv: tuple[str, ...], tmp_path: Path) 
     assert not [n for n in entry.notes if "not part of this approval" in n]
 
 
-def test_a_credential_in_an_argument_is_noted_and_one_in_env_is_not(tmp_path: Path) -> None:
+def test_a_credential_in_an_argument_is_refused_and_one_in_env_is_bound(tmp_path: Path) -> None:
+    from s_code.protocol.errors import ErrorKind, SCodeError
+
     handle = "${secret:env:API_TOKEN}"
-    in_args = canonical(
-        "mcp", "m", "user", "mcp.json", ("/bin/true", "--token", handle), str(tmp_path), (), "/"
-    )
-    assert any("/proc/PID/cmdline" in note for note in in_args.notes)
+    for argv in (("/bin/true", "--token", handle), ("/usr/bin/env", f"T={handle}", "/bin/true")):
+        with pytest.raises(SCodeError) as err:
+            canonical("mcp", "m", "user", "mcp.json", argv, str(tmp_path), (), "/")
+        assert err.value.kind == ErrorKind.INVALID_PARAMS
+        assert err.value.data["field"] == f"argv.{argv.index(next(a for a in argv if handle in a))}"
+        assert "pass the secret in env" in err.value.message
     in_env = canonical(
         "mcp", "m", "user", "mcp.json", ("/bin/true",), str(tmp_path), (("TOKEN", handle),), "/"
     )
-    assert not any("/proc/PID/cmdline" in note for note in in_env.notes)
+    assert in_env.handles == (handle,)
+    other = canonical(
+        "mcp", "m", "user", "mcp.json", ("/bin/true",), str(tmp_path), (("TOKEN", "x"),), "/"
+    )
+    assert other.hash != in_env.hash  # the env as written is bound
 
 
 def test_a_shell_line_too_long_to_read_is_said_so_and_costs_little(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Credential handles: ``${secret:keyring:<service>/<account>}`` and ``${secret:env:<NAME>}``.
 
 Host-process configuration holds handles, never values. :mod:`.handles` parses and finds them
-(names for previews and trust hashes), :mod:`.resolve` substitutes their values at spawn time
+(names for previews and trust hashes) in an entry's env and refuses them
+anywhere else (never in an argv), :mod:`.resolve` substitutes their values at spawn time
 only, :mod:`.keystore` reads and writes the system keyring and refuses a plaintext or failing
 backend, :mod:`.index` keeps the names ``s-code secret list`` shows. Nothing here imports
 ``tools/``, ``lsp/`` or a face.
@@ -9,7 +10,14 @@ backend, :mod:`.index` keeps the names ``s-code secret list`` shows. Nothing her
 
 from __future__ import annotations
 
-from s_code.credentials.handles import Handle, entry_handles, handle_names, refuse_handles
+from s_code.credentials.handles import (
+    Handle,
+    entry_handles,
+    handle_names,
+    refuse_handles,
+    refuse_in_args,
+    refuse_in_command,
+)
 from s_code.credentials.resolve import Resolved, literal_secrets, require_handles_only, resolve
 
 __all__ = [
@@ -19,6 +27,8 @@ __all__ = [
     "handle_names",
     "literal_secrets",
     "refuse_handles",
+    "refuse_in_args",
+    "refuse_in_command",
     "require_handles_only",
     "resolve",
 ]

@@ -1,4 +1,5 @@
-"""The syntax of credential handles, and finding them in a host-process entry's args and env.
+"""The syntax of credential handles, finding them in a host-process entry's env, and refusing
+them everywhere else.
 
 A configuration entry (an MCP server, a hook, a terminal) names a secret, never holds it::
 
@@ -7,12 +8,15 @@ A configuration entry (an MCP server, a hook, a terminal) names a secret, never 
 
 ``service`` and ``account`` are ``[A-Za-z0-9._@+-]+`` with exactly one ``/`` between them;
 ``NAME`` is ``[A-Za-z_][A-Za-z0-9_]*``. A handle may stand inside a longer string
-(``--token=${secret:env:TOKEN}``, ``Bearer ${secret:keyring:github/me}``), in an ``env`` value or an
-``args`` item; nowhere else (not in an env name, the command or the cwd).
+(``Bearer ${secret:keyring:github/me}``) in an ``env`` value, and nowhere else: not in an env
+name, the cwd, the command or any argument. A resolved value in an argument would be in the
+process's command line, which every program of the user can read (``/proc/PID/cmdline``, a
+sandboxed command at tier 2 included); a process's environment is readable only by what may
+trace it, which no sandboxed command may (:func:`refuse_in_args`).
 
 Anything that starts like a handle, ``${secret:`` in any case and spacing, must be a whole, valid
-handle: a malformed one is ``invalid_params`` naming the field path (``env.API_KEY``,
-``args.2``), never passed on as text. There is no escape for a literal ``${secret:``.
+handle: a malformed one is ``invalid_params`` naming the field path (``env.API_KEY``), never
+passed on as text. There is no escape for a literal ``${secret:``.
 
 Nothing here reads a value: this module is pure, and its handle names are what previews and trust
 hashes show (see :mod:`s_code.credentials.resolve` for the values).
@@ -109,35 +113,54 @@ def find_in(text: str, field: str) -> Iterator[tuple[int, int, Handle]]:
 
 
 def refuse_handles(text: str, field: str) -> None:
-    """``invalid_params`` if ``text`` (a command, a cwd, an env name) holds anything handle-like:
-    handles belong in env values and args only."""
+    """``invalid_params`` if ``text`` (a cwd, an env name) holds anything handle-like: handles
+    belong in env values only."""
     found = _START.search(text)
     if found:
         raise invalid_params(
-            f"{field}: credential handles may stand only in env values and args",
+            f"{field}: credential handles may stand only in env values",
             field,
             position=found.start(),
         )
 
 
-def _fields(args: Sequence[str], env: Mapping[str, str], field: str) -> Iterator[tuple[str, str]]:
-    prefix = f"{field}." if field else ""
+IN_ARGUMENT = (
+    "a credential handle may not stand in a command line: while the process runs, every "
+    "program of yours can read its arguments (/proc/PID/cmdline, a sandboxed command at tier 2 "
+    'too); pass the secret in env instead ("env": {"NAME": "${secret:...}"}) and have the '
+    "program read the variable NAME"
+)
+"""Why a handle in an argument, a command or a hook's shell line is refused."""
+
+
+def refuse_in_command(text: str, field: str) -> None:
+    """``invalid_params`` naming ``field`` if ``text`` (a program, an argument, a shell line)
+    holds anything handle-like: a secret is never put into an argv."""
+    found = _START.search(text)
+    if found:
+        raise invalid_params(f"{field}: {IN_ARGUMENT}", field, position=found.start())
+
+
+def refuse_in_args(args: Sequence[str], field: str) -> None:
+    """:func:`refuse_in_command` for each of ``args``, naming ``field.N`` (``command.2``,
+    ``mcpServers.gh.args.0``): the ``env`` wrapper's ``NAME=${secret:...}`` is an argument too."""
     for i, arg in enumerate(args):
-        yield f"{prefix}args.{i}", arg
+        refuse_in_command(arg, f"{field}.{i}")
+
+
+def entry_handles(env: Mapping[str, str], field: str = "") -> list[tuple[str, Handle]]:
+    """Every handle of an entry's ``env`` with the field path it stands in (``env.TOKEN``,
+    under ``field.`` when given); a malformed one, or one in a name, raises ``invalid_params``."""
+    prefix = f"{field}." if field else ""
+    found = []
     for key, value in env.items():
         refuse_handles(key, f"{prefix}env")
-        yield f"{prefix}env.{key}", value
+        where = f"{prefix}env.{key}"
+        found += [(where, h) for *_, h in find_in(value, where)]
+    return found
 
 
-def entry_handles(
-    args: Sequence[str], env: Mapping[str, str], field: str = ""
-) -> list[tuple[str, Handle]]:
-    """Every handle of an entry with the field path it stands in (``args.1``, ``env.TOKEN``,
-    under ``field.`` when given); a malformed one raises ``invalid_params``."""
-    return [(path, h) for path, text in _fields(args, env, field) for *_, h in find_in(text, path)]
-
-
-def handle_names(args: Sequence[str], env: Mapping[str, str], field: str = "") -> list[str]:
-    """The distinct handles an entry uses, canonical and sorted: for previews and trust hashes.
-    Names only; nothing is resolved."""
-    return sorted({h.text for _, h in entry_handles(args, env, field)})
+def handle_names(env: Mapping[str, str], field: str = "") -> list[str]:
+    """The distinct handles an entry's ``env`` uses, canonical and sorted: for previews and
+    trust hashes. Names only; nothing is resolved."""
+    return sorted({h.text for _, h in entry_handles(env, field)})

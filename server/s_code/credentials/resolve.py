@@ -2,10 +2,12 @@
 
 :func:`resolve` is called by the host-process code immediately before it spawns a trusted entry,
 and at no other time: previews, trust hashes, ``hostProcesses/list`` and saved configuration see
-handle names only (:func:`s_code.credentials.handles.handle_names`). It returns new argv/env
-copies for the child and the values it substituted, which the caller registers with the session's
-redactor before the child can print anything. It never writes anything: the configuration it was
-given, and the files it came from, keep their handles.
+handle names only (:func:`s_code.credentials.handles.handle_names`). It returns a new env
+for the child and the values it substituted, which the caller registers with the session's
+redactor before the child can print anything. It resolves an entry's ``env`` only: a value never
+goes into an argv, where every program of the user could read it (``/proc/PID/cmdline``); a
+handle anywhere else was refused when the entry was read. It never writes anything: the
+configuration it was given, and the files it came from, keep their handles.
 
 ``${secret:env:NAME}`` reads the sidecar's own environment (``environ``, default ``os.environ``);
 ``${secret:keyring:service/account}`` reads the system keyring (:mod:`.keystore`, imported only
@@ -31,10 +33,9 @@ _PLACEHOLDER = "HANDLE0"
 
 @dataclass(frozen=True)
 class Resolved:
-    """An entry's args and env with values substituted, and those values (for the redactor).
-    Its ``repr`` shows neither, so a log line or a traceback cannot leak them."""
+    """An entry's env with values substituted, and those values (for the redactor). Its
+    ``repr`` shows neither, so a log line or a traceback cannot leak them."""
 
-    args: list[str] = dataclasses.field(repr=False)
     env: dict[str, str] = dataclasses.field(repr=False)
     values: list[str] = dataclasses.field(repr=False)
     handles: list[str]
@@ -78,21 +79,20 @@ def _keyring_get(service: str, account: str) -> str | None:
 
 
 def resolve(
-    args: Sequence[str],
     env: Mapping[str, str],
     *,
     field: str = "",
     environ: Mapping[str, str] | None = None,
     keyring_get: KeyringGet | None = None,
 ) -> Resolved:
-    """``args`` and ``env`` with every handle replaced by its value (blocking when a keyring
-    handle is present: run in a worker thread, with a bounded wait). The inputs are not changed.
-    Raises ``invalid_params`` for a malformed handle and ``secret_unavailable`` for a missing one,
-    each naming the field path (under ``field.`` when given)."""
+    """``env`` with every handle replaced by its value (blocking when a keyring handle is
+    present: run in a worker thread, with a bounded wait). The input is not changed. Raises
+    ``invalid_params`` for a malformed handle and ``secret_unavailable`` for a missing one, each
+    naming the field path (under ``field.`` when given)."""
     source = os.environ if environ is None else environ
     get = _keyring_get if keyring_get is None else keyring_get
     values: dict[Handle, str] = {}
-    for where, handle in entry_handles(args, env, field):  # all validated before any is read
+    for where, handle in entry_handles(env, field):  # all validated before any is read
         if handle not in values:
             values[handle] = _value(handle, where, source, get)
 
@@ -101,7 +101,6 @@ def resolve(
 
     prefix = f"{field}." if field else ""
     return Resolved(
-        args=[substitute(a, f"{prefix}args.{i}") for i, a in enumerate(args)],
         env={k: substitute(v, f"{prefix}env.{k}") for k, v in env.items()},
         values=sorted(set(values.values()), key=len, reverse=True),
         handles=sorted(h.text for h in values),

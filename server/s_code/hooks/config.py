@@ -8,10 +8,13 @@ The Claude-compatible shape::
 
 Events: ``PreToolUse``, ``PostToolUse`` (matched on the tool name), ``SessionStart``,
 ``SessionEnd``. A hook runs a shell line (``command``, through ``/bin/sh -c``) or an argv
-(``argv``). A hook is named by its place, ``<Event>.<group>.<hook>`` (``PreToolUse.0.0``): trust
-is bound to that name and to the hash of what runs. An entry with an unknown key, a wrong type or
-a bad regex is kept as a *failed* entry naming the problem; a file that cannot be read at all is
-one failed entry that covers every tool (fail closed: s-code cannot know what it would gate).
+(``argv``), with an optional ``env`` (names to strings, as in ``mcp.json``: the one place a
+credential handle may stand; one in the line or the argv makes the hook *failed*, since every
+program of the user can read a command line). A hook is named by its place,
+``<Event>.<group>.<hook>`` (``PreToolUse.0.0``): trust is bound to that name and to the hash of
+what runs. An entry with an unknown key, a wrong type or a bad regex is kept as a *failed* entry
+naming the problem; a file that cannot be read at all is one failed entry that covers every tool
+(fail closed: s-code cannot know what it would gate).
 """
 
 from __future__ import annotations
@@ -22,14 +25,21 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from s_code.hostproc.config import Layer, read_config, user_dir, workspace_dir
+from s_code.hostproc.config import (
+    Layer,
+    env_object,
+    no_handles,
+    read_config,
+    user_dir,
+    workspace_dir,
+)
 
 EVENTS = ("PreToolUse", "PostToolUse", "SessionStart", "SessionEnd")
 GATING = ("PreToolUse", "PostToolUse")
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
 OnFailure = Literal["block", "allow"]
-_HOOK_KEYS = {"type", "command", "argv", "timeout", "onFailure"}
+_HOOK_KEYS = {"type", "command", "argv", "env", "timeout", "onFailure"}
 _GROUP_KEYS = {"matcher", "hooks"}
 # Matchers are regular expressions over tool names (Claude's shape), limited to what names need:
 # literal characters, alternatives, wildcards and character classes, but no repeated group (the
@@ -64,6 +74,7 @@ class HookConfig:
     matcher: str = ""
     command: str | None = None
     argv: tuple[str, ...] | None = None
+    env: tuple[tuple[str, str], ...] = ()  # as written: handles not resolved
     timeout_s: float = DEFAULT_TIMEOUT_S
     on_failure: OnFailure = "block"
     problem: str | None = None
@@ -117,6 +128,11 @@ def _hook(raw: Any, base: HookConfig, where: str) -> HookConfig:
             f"{where}.argv must be a non-empty array of strings (each at most {MAX_COMMAND} "
             "characters)"
         )
+    if isinstance(command, str):
+        no_handles(command, f"{where}.command")  # its shell line: the shell's argv
+    else:
+        no_handles(tuple(argv or ()), f"{where}.argv")
+    env = env_object(raw.get("env", {}), where)
     timeout = raw.get("timeout", DEFAULT_TIMEOUT_S)
     if (
         isinstance(timeout, bool)
@@ -133,6 +149,7 @@ def _hook(raw: Any, base: HookConfig, where: str) -> HookConfig:
         base,
         command=command,
         argv=tuple(argv) if argv is not None else None,
+        env=env,
         timeout_s=float(timeout),
         on_failure=on_failure,
     )

@@ -4,7 +4,8 @@ The one tool dispatch (``s_code.tools.dispatch.call``) calls :meth:`Hooks.before
 :meth:`Hooks.after` around every call (built-in tools, MCP tools, code mode's child calls): the
 LSP adapter never fires a hook. A hook runs only while the user's approval matches its hash
 (:mod:`s_code.hostproc.trust`): the entry made canonical covers the shell line or argv, the
-program, the content of every script the line names, the working directory and the settings. A
+program, the content of every script the line names, the working directory, the ``env`` as
+written (credential handles, resolved only when the hook fires) and the settings. A
 call covered by a gating hook (``PreToolUse`` or ``PostToolUse`` whose matcher matches) that is
 pending fails with ``host_process_untrusted`` naming it, and one that cannot run
 (a broken entry, an unreadable ``hooks.json``) with ``host_process_failed`` — before the tool
@@ -117,7 +118,7 @@ class Hooks:
                 cfg.file,
                 argv,
                 cwd,
-                (),
+                cfg.env,
                 host_path(self.writable),
                 settings,
                 named,
@@ -256,16 +257,17 @@ class Hooks:
     async def _fire(self, entry: HookEntry, payload: dict[str, Any]) -> Verdict:
         canon, cfg = entry.canon, entry.config
         assert canon is not None
-        args = list(canon.argv[1:])
+        given = dict(canon.env)
         if canon.handles:  # a keyring read may block: on a worker thread
             try:
-                resolved = await asyncio.to_thread(resolve, args, {}, field=cfg.name)
+                resolved = await asyncio.to_thread(resolve, given, field=cfg.name)
             except SCodeError as err:
                 return Verdict("failed", err.message)
             self.session.redactor.add_known(resolved.values)
-            args = resolved.args
-        argv = [canon.executable.path or canon.argv[0], *args]
+            given = resolved.env
+        argv = [canon.executable.path or canon.argv[0], *canon.argv[1:]]
         env = base_env(self.writable)
+        env.update(given)  # its own env: secrets go here, never into its argv
         env.update({var: self.workspace for var in PROJECT_VARS})
         env.update(python_env())  # no imports from its folder or the cwd, no workspace bytecode
         env["S_CODE_SESSION_ID"] = self.session_id

@@ -5,18 +5,31 @@ Layers: the user's ``$XDG_CONFIG_HOME/s-code/`` (else ``~/.config/s-code/``) and
 ``{"mcpServers": {name: {command, args?, env?, cwd?, startupTimeoutSec?, toolTimeoutSec?,
 enabledTools?, disabledTools?}}}``, the portable shape other clients read (``type: "stdio"`` is
 accepted and means nothing more). An entry with an unknown key, a wrong type or another transport
-is kept as a *failed* entry that names the problem: never silently dropped, never run. Files are
+is kept as a *failed* entry that names the problem: never silently dropped, never run; so is one
+with a credential handle anywhere but in an ``env`` value (in an argument it would be readable
+by every program of the user: :func:`s_code.credentials.handles.refuse_in_args`), or a
+malformed one. Files are
 read non-blocking and bounded (a FIFO or a huge file in a cloned repository cannot hold the
 sidecar) and must be regular files, not links.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from s_code.credentials.handles import (
+    entry_handles,
+    refuse_handles,
+    refuse_in_args,
+    refuse_in_command,
+)
+from s_code.protocol.errors import SCodeError
 
 Layer = Literal["user", "workspace"]
 MAX_CONFIG_BYTES = 1 << 20
@@ -131,6 +144,42 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def env_object(value: Any, entry: str) -> tuple[tuple[str, str], ...]:
+    """The ``env`` object of the entry at ``entry`` (names to strings; a value may hold
+    credential handles, whole and valid), sorted by name; ValueError naming the field at fault
+    (``mcpServers.gh.env.TOKEN``)."""
+    where = f"{entry}.env"
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ValueError(f"{where} must map names to strings")
+    for key in value:
+        if not key or "=" in key or "\0" in key or "\0" in value[key]:
+            raise ValueError(f"{where}.{key}: not a valid variable")
+    with _refused():
+        entry_handles(value, entry)
+    return tuple(sorted(value.items()))
+
+
+def no_handles(text: str | tuple[str, ...], where: str) -> None:
+    """ValueError naming ``where`` (``where.N`` for each of several) when a command, an
+    argument or a shell line holds a credential handle: a secret never goes into an argv."""
+    with _refused():
+        if isinstance(text, str):
+            refuse_in_command(text, where)
+        else:
+            refuse_in_args(text, where)
+
+
+@contextlib.contextmanager
+def _refused() -> Iterator[None]:
+    """A handle's ``invalid_params`` as the ValueError a failed entry carries."""
+    try:
+        yield
+    except SCodeError as err:
+        raise ValueError(err.message) from None
+
+
 def _seconds(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 3600:
         raise ValueError(f"{where} must be a number of seconds between 0 and 3600")
@@ -153,25 +202,24 @@ def _server(name: str, raw: Any, layer: Layer, file: str) -> McpConfig:
     command = raw.get("command")
     if not isinstance(command, str) or not command or "\0" in command:
         raise ValueError(f"{where}.command must be a non-empty string")
-    env = raw.get("env", {})
-    if not isinstance(env, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
-    ):
-        raise ValueError(f"{where}.env must map names to strings")
-    for key in env:
-        if not key or "=" in key or "\0" in key or "\0" in env[key]:
-            raise ValueError(f"{where}.env.{key}: not a valid variable")
+    no_handles(command, f"{where}.command")
+    args = _strings(raw.get("args", []), f"{where}.args")
+    no_handles(args, f"{where}.args")
+    env = env_object(raw.get("env", {}), where)
     cwd = raw.get("cwd")
     if cwd is not None and (not isinstance(cwd, str) or "\0" in cwd):
         raise ValueError(f"{where}.cwd must be a string")
+    if cwd is not None:
+        with _refused():
+            refuse_handles(cwd, f"{where}.cwd")
     enabled = raw.get("enabledTools")
     return McpConfig(
         name=name,
         layer=layer,
         file=file,
         command=command,
-        args=_strings(raw.get("args", []), f"{where}.args"),
-        env=tuple(sorted(env.items())),
+        args=args,
+        env=env,
         cwd=cwd,
         startup_timeout_s=_seconds(raw.get("startupTimeoutSec", 30), f"{where}.startupTimeoutSec"),
         tool_timeout_s=_seconds(raw.get("toolTimeoutSec", 120), f"{where}.toolTimeoutSec"),

@@ -3,7 +3,8 @@
 Trust is bound to exactly what runs, never to a name: the layer and file, the resolved absolute
 executable and a SHA-256 of its content, the arguments, the working directory, the environment
 (names and the values as written: a value such as ``NODE_OPTIONS=--require x.js`` changes what
-runs; a credential stays a handle), the credential handles, the content of every script an
+runs; a credential stays a handle), the credential handles (in ``env`` only: one in the argv is
+refused, since every program of the user can read a command line), the content of every script an
 argument names (``python server.py``, ``node dist/index.js``, a hook's ``./check.sh``), and the
 entry's other settings. Any change makes the entry pending again. A launcher that fetches what it
 runs (``npx pkg@latest``, ``uvx pkg``) floats under an approval: the preview says so.
@@ -24,7 +25,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
-from s_code.credentials.handles import handle_names
+from s_code.credentials.handles import handle_names, refuse_in_args
 from s_code.hostproc.scope import CodeScope, ScopeTooLarge, code_scope
 from s_code.protocol.errors import SCodeError
 from s_code.sandbox.caches import cache_root
@@ -177,10 +178,7 @@ class Canonical:
 
     @property
     def handles(self) -> tuple[str, ...]:
-        found = {
-            h for text in (*self.argv, *(v for _, v in self.env)) for h in _HANDLE.findall(text)
-        }
-        return tuple(sorted(found))
+        return tuple(sorted({h for _, v in self.env for h in _HANDLE.findall(v)}))
 
     @cached_property
     def hash(self) -> str:
@@ -265,7 +263,7 @@ def resolve_executable(command: str, cwd: str, path: str) -> Resolved:
 def _scripts(argv: tuple[str, ...], cwd: str) -> tuple[tuple[str, str], ...]:
     found: list[tuple[str, str]] = []
     for arg in argv[1:]:
-        if arg.startswith("-") or _HANDLE.search(arg):
+        if arg.startswith("-"):
             continue
         path = os.path.realpath(os.path.join(cwd, arg))
         digest = file_sha256(path) if os.path.isfile(path) else None
@@ -459,15 +457,13 @@ def canonical(
     """``extra_scripts``: absolute paths of files the entry runs that its argv does not name
     one by one (the words of a hook's shell line); each one that is a file is hashed too.
     ``writable``: where the agent can write (:func:`agent_writable`), for the code scope; a
-    scope too large to bind is a ValueError (the entry cannot run)."""
-    handle_names(argv[1:], dict(env))  # a malformed handle: invalid_params, naming its field
+    scope too large to bind is a ValueError (the entry cannot run). A credential handle in the
+    argv is ``invalid_params`` (each kind of entry refuses it first, naming its own field), and
+    a malformed one in ``env`` too."""
+    refuse_in_args(argv, "argv")
+    handle_names(dict(env))
     executable = resolve_executable(argv[0], cwd, search_path)
     notes = _floating(argv) + _indirect(argv)
-    if any(_HANDLE.search(a) for a in argv[1:]):
-        notes += (
-            "a credential in an argument can be read by every program of yours while this runs "
-            "(/proc/PID/cmdline; a sandboxed command at tier 2 too): pass it in env instead",
-        )
     if executable.problem:
         notes = (*notes, executable.problem)
     scripts = _scripts(argv, cwd) + _named(extra_scripts, _scripts(argv, cwd))

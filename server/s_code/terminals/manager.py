@@ -4,11 +4,12 @@ cursor, written to, waited on, killed, listed; nothing outlives the session.
 Every ``terminal_start`` shows the host-process preview (card kind ``host_process``: it runs
 outside the sandbox with the user's account's access; the exact argv, the program found and its
 hash, the cwd, the environment names and credential handles) and asks, in every mode: one
-approval per start, none remembered. Credential handles in ``env`` or the arguments are resolved
-only then, and their values join the session's redactor before the process can print anything.
-The helper of each terminal records its tree (:mod:`s_code.hostproc.trees`) so that a sidecar
-killed outright along with it has what is left reaped when the next one starts. At most
-``MAX_LIVE`` run at once per session.
+approval per start, none remembered. Credential handles in ``env`` are resolved only then, and
+their values join the session's redactor before the process can print anything; one in
+``command`` is ``invalid_params`` (every program of the user can read a command line). The
+helper of each terminal records its tree (:mod:`s_code.hostproc.trees`) so that a sidecar killed
+outright along with it has what is left reaped when the next one starts. At most ``MAX_LIVE`` run
+at once per session.
 Blocking work — spawning, writing, waiting, killing — runs on worker threads.
 """
 
@@ -27,6 +28,7 @@ from typing import Any
 from s_code.approvals.caller import current
 from s_code.approvals.cards import Card
 from s_code.approvals.gate import check
+from s_code.credentials.handles import refuse_in_args
 from s_code.credentials.resolve import resolve
 from s_code.hostproc.entry import Canonical, agent_writable, base_env, canonical, host_path
 from s_code.hostproc.preview import host_card
@@ -145,6 +147,7 @@ class Terminals:
     ) -> dict[str, Any]:
         if not command or not command[0]:
             raise invalid_params("command must be a non-empty array (the program first)", "command")
+        refuse_in_args(command, "command")  # a secret is passed in env, never in an argv
         if len(self.live()) >= MAX_LIVE:
             raise SCodeError(
                 ErrorKind.LIMIT_EXCEEDED,
@@ -192,7 +195,7 @@ class Terminals:
             return host_card(canon, self.session.redactor)
 
         approval = await check(self.session, "host_process", card, again)  # every start
-        resolved = await asyncio.to_thread(resolve, command[1:], env, field="")
+        resolved = await asyncio.to_thread(resolve, env)
         self.session.redactor.add_known(resolved.values)
         if len(self.live()) + self._starting >= MAX_LIVE:  # others started meanwhile
             raise SCodeError(
@@ -262,7 +265,7 @@ class Terminals:
             owner=current(),
         )
         self._exited[terminal_id] = asyncio.Event()
-        argv = [canon.executable.path, *resolved.args]
+        argv = [canon.executable.path, *command[1:]]
         try:
             await self._run(term.spawn, argv, self._env(tty, resolved.env))
         except OSError as exc:

@@ -271,14 +271,12 @@ class HostProcesses:
         assert entry.canon is not None
         cfg = entry.config
         try:
-            resolved = await asyncio.to_thread(
-                resolve, list(cfg.args), dict(cfg.env), field=cfg.name
-            )
+            resolved = await asyncio.to_thread(resolve, dict(cfg.env), field=cfg.name)
         except SCodeError as err:
             entry.problem = err.message
             return
         self.session.redactor.add_known(resolved.values)
-        argv = [entry.canon.executable.path or cfg.command, *resolved.args]
+        argv = [entry.canon.executable.path or cfg.command, *cfg.args]  # never a secret
         # the SDK adds the rest of what a server inherits; PATH comes from us, and a Python
         # server never imports from its script's folder or the working directory
         env = {"PATH": host_path(self.writable), **resolved.env, **python_env()}

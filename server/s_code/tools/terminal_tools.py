@@ -21,7 +21,8 @@ class TerminalStartArgs(Args):
     command: list[Argument] = Field(
         min_length=1,
         max_length=4096,
-        description="argv: the program, then its arguments (each without NUL, at most 128 KiB).",
+        description="argv: the program, then its arguments (each without NUL, at most 128 KiB; "
+        "never a credential handle: any program can read a command line, so pass it in env).",
     )
     cwd: str | None = Field(None, description="Working directory, relative to the workspace.")
     env: dict[str, str] = Field(
