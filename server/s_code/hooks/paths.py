@@ -18,11 +18,11 @@ from s_code.hooks.config import HookConfig
 from s_code.hostproc.entry import Canonical, base_env, file_sha256, resolve_executable
 
 PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "S_CODE_PROJECT_DIR")
-_COMPUTED = re.compile(
-    r"\$\(|`|\$\{?[0-9@*#?!$-]|\beval\b|(?:^|[\s;&|(/])[^\s;&|()]*[*?\[][^\s;&|()]*/"
-)
-"""What makes a shell line's paths unknowable before it runs: command substitution, positional
-and special parameters, ``eval``, a glob in a folder of a path."""
+_STANDALONE = re.compile(r"(?:^|(?<=[\s;&|(]))(?:\$\([^()]*\)|`[^`]*`)(?=$|[\s;&|)])")
+_COMPUTED = re.compile(r"\$\(|`|\$\{?[0-9@*]|\beval\b|(?:^|[\s;&|(/])[^\s;&|()]*[*?\[][^\s;&|()]*/")
+"""What makes a shell line's paths unknowable before it runs: a command substitution glued to a
+path (``$(echo hooks)/check.sh``; one standing alone, :data:`_STANDALONE`, is a command like any
+other), positional parameters, ``eval``, a glob in a folder of a path."""
 _SHELL_SPLIT = re.compile(r"[\s;&|<>()`]+|\$\(")
 
 
@@ -52,7 +52,7 @@ def named_paths(cfg: HookConfig, cwd: str, workspace: str, search_path: str) -> 
         except ValueError:
             words = cfg.command.split()
     if cfg.command is not None:
-        computed = _COMPUTED.search(cfg.command)
+        computed = _COMPUTED.search(_STANDALONE.sub(" ", cfg.command))
         if computed is not None:
             raise ValueError(
                 f"its shell line computes what it runs ({computed.group(0)!r}): s-code cannot "
@@ -67,7 +67,7 @@ def named_paths(cfg: HookConfig, cwd: str, workspace: str, search_path: str) -> 
             word = word.split("=", 1)[1].strip("\"'")
         if not word or word.startswith("-") or "${secret:" in word:
             continue
-        if "$" in word:
+        if re.search(r"(?<!\$)\$(?![$?!#-])", word):  # $$, $?... are numbers, not paths
             raise ValueError(
                 f"its shell line names {word!r}, which expands a variable s-code does not know: "
                 "it cannot bind what that names to the approval"
