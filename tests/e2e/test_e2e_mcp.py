@@ -197,6 +197,18 @@ def test_a_hung_call_times_out_and_a_cancel_is_answered(tmp_path: Path) -> None:
         assert notes.tool("read_note", {"name": "welcome"})["is_error"] is False
 
 
+def test_a_tool_timeout_shorter_than_the_start_up_still_lets_the_server_start(
+    tmp_path: Path,
+) -> None:
+    """toolTimeoutSec bounds a tool call; the start (initialize, the tool list) has its own
+    startupTimeoutSec. A server that takes 2 s to start, with a 1 s tool timeout, starts."""
+    env = {"NOTES_SLOW_START": "2", "NOTES_API_KEY": "x"}
+    for notes in lab(tmp_path, toolTimeoutSec=1, startupTimeoutSec=30, env=env):
+        notes.start("workspace")
+        approve(notes)
+        assert notes.tool("read_note", {"name": "welcome"})["is_error"] is False
+
+
 def _request_into(
     client: StdioClient, params: dict[str, Any], msg_id: str, replies: list[dict[str, Any]]
 ) -> None:
