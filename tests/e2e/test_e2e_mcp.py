@@ -22,13 +22,14 @@ import pytest
 from s_code.client import RpcError, StdioClient
 from s_code.protocol import methods
 from tests.e2e.mcp_support import SECRET, Lab, lab, processes_with
+from tests.security.sandbox_support import each_tier, tier_of
 
 SERVER = "tools/notes_server.py"
 
 
 @pytest.fixture
-def notes(tmp_path: Path) -> Iterator[Lab]:
-    yield from lab(tmp_path)
+def notes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Lab]:
+    yield from lab(tmp_path, tier_of(request))
 
 
 def approve(notes: Lab) -> dict[str, object]:
@@ -133,6 +134,7 @@ def test_h2_an_approved_entry_edited_on_disk_is_pending_again(notes: Lab) -> Non
     assert notes.entry()["state"] == "pending"
 
 
+@each_tier("notes")  # a command's write: refused read-only (tier 1) or put back (tier 2)
 def test_h3_the_agent_cannot_write_the_configuration(notes: Lab) -> None:
     notes.start("workspace")
     read = notes.call(methods.READ_FILE, {"path": ".s-code/mcp.json"})
@@ -151,9 +153,10 @@ def test_h3_the_agent_cannot_write_the_configuration(notes: Lab) -> None:
         )
     assert err.value.kind == "protected_path"
     before = (notes.ws / ".s-code" / "mcp.json").read_text()
-    notes.call(
+    ran = notes.call(
         methods.RUN_COMMAND, {"command": ["sh", "-c", "echo '{}' > .s-code/mcp.json; exit 0"]}
     )
+    notes.kept_from(ran, ".s-code/mcp.json")
     assert (notes.ws / ".s-code" / "mcp.json").read_text() == before
 
 
