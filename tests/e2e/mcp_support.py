@@ -68,12 +68,13 @@ class ServerLab:
     def kept_from(self, ran: dict[str, Any], *paths: str) -> None:
         """A command that wrote protected ``paths`` ran at the lab's tier, where tier 1 refused
         the writes (read-only) and tier 2 let them be made, then saw them and put them back."""
-        if self.tier is not None:
-            assert ran["sandbox"]["tier"] == self.tier, ran["sandbox"]
-        if ran["sandbox"]["tier"] == 1:
-            assert ran["output"].count("Read-only file system") == len(paths), ran["output"]
+        tier = ran["sandbox"]["tier"]
+        assert self.tier is None or tier == self.tier, (tier, self.tier)
+        seen = {k: ran[k] for k in ("exit_code", "output", "protected_changed")}
+        if tier == 1:
+            assert ran["output"].count("Read-only file system") == len(paths), seen
         else:
-            assert sorted(ran["protected_changed"]) == sorted(paths), ran
+            assert sorted(ran["protected_changed"]) == sorted(paths), seen
 
     def close(self) -> None:
         if self.client is not None:
