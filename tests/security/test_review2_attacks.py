@@ -1,6 +1,5 @@
 """Second adversarial review (red team) of the hardening in b3e4d53 / 16c9365. Each test FAILS
-while the hole it names is open; positive controls first where they make sense. Tests that stress
-the machine are behind ``S_CODE_REVIEW_HEAVY=1``.
+while the hole it names is open; positive controls first where they make sense.
 """
 
 from __future__ import annotations

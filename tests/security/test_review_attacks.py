@@ -446,7 +446,9 @@ def test_r9_a_pid_hopper_outlives_the_command_and_writes_after_the_check(
     (tier 2: .git is writable). Source: review_data/hopper.c. The command's process group is now
     killed first (one kill(2), atomic with fork; tier 2's seccomp program makes setsid do
     nothing, tier 1's PID namespace dies with its init), then by pid until none is left: no
-    process of the swarm outlives the command, in either tier."""
+    process of the swarm outlives the command, in either tier. The positive control runs the same
+    swarm under a subreaper that does not end the tree: it outlives the command and its plant
+    runs. (Four lineages and a short delay keep it cheap enough for every run.)"""
     import os
     import subprocess
     import sys
