@@ -14,6 +14,7 @@ from typing import Any
 from s_code.client import StdioClient
 from s_code.protocol import methods
 from tests.e2e.mcp_support import Editor, ServerLab
+from tests.security.sandbox_support import tier_env
 
 SECRET = "term-sk-5be1c0d3a9f2477e8c61"
 
@@ -96,8 +97,10 @@ class HostLab(ServerLab):
         )
 
 
-def host_lab(tmp_path: Path) -> Iterator[HostLab]:
+def host_lab(tmp_path: Path, tier: int | None = None) -> Iterator[HostLab]:
+    """A lab whose server runs its commands at ``tier`` (None: the detected one)."""
     made = HostLab(tmp_path)
+    made.env, made.tier = tier_env(tier, made.env), tier
     try:
         yield made
     finally:

@@ -13,7 +13,7 @@ from typing import Any
 
 from s_code.client import StdioClient
 from s_code.protocol import methods
-from tests.security.sandbox_support import alive
+from tests.security.sandbox_support import alive, tier_env
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "mcp" / "notes_server.py"
 SECRET = "notes-sk-7f3a9c2e11d04b8ba0c5"
@@ -48,6 +48,7 @@ class ServerLab:
     editor: Editor
     client: StdioClient | None = None
     default_mode = "manual"
+    tier: int | None = None  # the sandbox tier of its commands (None: the detected one)
 
     def start(self, mode: str | None = None) -> StdioClient:
         self.client = StdioClient(
@@ -63,6 +64,17 @@ class ServerLab:
     def call(self, method: str, params: Any = None, timeout: float = 30) -> Any:
         assert self.client is not None
         return self.client.request(method, params if params is not None else {}, timeout)
+
+    def kept_from(self, ran: dict[str, Any], *paths: str) -> None:
+        """A command that wrote protected ``paths`` ran at the lab's tier, where tier 1 refused
+        the writes (read-only) and tier 2 let them be made, then saw them and put them back."""
+        tier = ran["sandbox"]["tier"]
+        assert self.tier is None or tier == self.tier, (tier, self.tier)
+        seen = {k: ran[k] for k in ("exit_code", "output", "protected_changed")}
+        if tier == 1:
+            assert ran["output"].count("Read-only file system") == len(paths), seen
+        else:
+            assert sorted(ran["protected_changed"]) == sorted(paths), seen
 
     def close(self) -> None:
         if self.client is not None:
@@ -125,8 +137,10 @@ class Lab(ServerLab):
 processes_with = alive  # processes whose command line holds a marker
 
 
-def lab(tmp_path: Path, **server: Any) -> Iterator[Lab]:
+def lab(tmp_path: Path, tier: int | None = None, **server: Any) -> Iterator[Lab]:
+    """A lab whose server runs its commands at ``tier`` (None: the detected one)."""
     made = Lab(tmp_path, **server)
+    made.env, made.tier = tier_env(tier, made.env), tier
     try:
         yield made
     finally:

@@ -25,6 +25,7 @@ from s_code.protocol import methods
 from s_code.sandbox import tiers
 from tests.e2e.support import TIMEOUT, call, call_error
 from tests.e2e.test_e2e_edits import server_config
+from tests.security.sandbox_support import each_tier, tier_env, tier_of
 
 PRESETS = ["neovim@v0.11", "visual_studio_code"]
 SANDBOX = tiers.current().tier in (1, 2)
@@ -359,8 +360,15 @@ def test_audit_rows_are_written(tmp_path: Path) -> None:
     assert json.loads(rows[2][3]) == ["auto.txt"]
 
 
-@pytest.mark.skipif(not SANDBOX, reason="needs a sandbox tier")
-def test_a_projection_that_changes_after_approval_asks_again(tmp_path: Path) -> None:
+@pytest.fixture
+def tier(request: pytest.FixtureRequest) -> int | None:
+    return tier_of(request)
+
+
+@each_tier("tier")  # what the command finds and runs, in the sandbox of each tier
+def test_a_projection_that_changes_after_approval_asks_again(
+    tmp_path: Path, tier: int | None
+) -> None:
     """The approved card named bin2/mytool; while the user was answering, bin1/mytool appeared
     earlier on PATH, so the command that would run differs: the user is asked again."""
     root = workspace(tmp_path / "ws")
@@ -382,11 +390,14 @@ def test_a_projection_that_changes_after_approval_asks_again(tmp_path: Path) -> 
             planted.chmod(0o755)
         return {"title": "Approve once"}
 
-    env = {
-        **os.environ,
-        "PATH": f"{bin1}:{bin2}:{os.environ['PATH']}",
-        "S_CODE_STATE_DIR": str(tmp_path / "s"),
-    }
+    env = tier_env(
+        tier,
+        {
+            **os.environ,
+            "PATH": f"{bin1}:{bin2}:{os.environ['PATH']}",
+            "S_CODE_STATE_DIR": str(tmp_path / "s"),
+        },
+    )
     client = StdioClient(env=env, on_request=on_request)
     try:
         client.initialize(str(root), capabilities={"window": {"showMessage": {}}})
@@ -396,4 +407,5 @@ def test_a_projection_that_changes_after_approval_asks_again(tmp_path: Path) -> 
     assert len(seen) == 2
     assert "bin2/mytool" in seen[0] and "bin1/mytool" in seen[1]
     assert result["output"] == "from-bin1\n"  # what ran is what the second card showed
+    assert result["sandbox"]["tier"] == tier
     subprocess.run(["true"], check=True)

@@ -19,6 +19,7 @@ import pytest
 from s_code.client import RpcError, StdioClient
 from s_code.protocol import methods
 from tests.e2e.host_support import HostLab, host_lab
+from tests.security.sandbox_support import each_tier, tier_of
 
 BLOCK_MARKED = """
 import json, sys
@@ -31,8 +32,8 @@ if "marked.py" in path:
 
 
 @pytest.fixture
-def lab(tmp_path: Path) -> Iterator[HostLab]:
-    yield from host_lab(tmp_path)
+def lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[HostLab]:
+    yield from host_lab(tmp_path, tier_of(request))
 
 
 def test_a_blocking_hook_stops_the_call_with_its_reason(lab: HostLab) -> None:
@@ -116,6 +117,7 @@ def test_a_pending_hook_blocks_what_it_covers_and_nothing_else(lab: HostLab) -> 
     assert lab.call(methods.LIST_FILES, {})  # not covered: runs
 
 
+@each_tier("lab")  # a command's writes: refused read-only (tier 1) or put back (tier 2)
 def test_the_agent_cannot_write_a_hook_file_or_script(lab: HostLab) -> None:
     script = lab.script("guard.py", BLOCK_MARKED)
     lab.pre("apply_patch", {"command": "./hooks/guard.py"})
@@ -132,10 +134,11 @@ def test_the_agent_cannot_write_a_hook_file_or_script(lab: HostLab) -> None:
         lab.edit("hooks/guard.py", "exit 0\n")
     assert err.value.kind == "protected_path" and "hook" in str(err.value)
     before = script.read_text()
-    lab.call(
+    ran = lab.call(
         methods.RUN_COMMAND,
         {"command": ["sh", "-c", "echo 'exit 0' > hooks/guard.py; echo x > .s-code/hooks.json"]},
     )
+    lab.kept_from(ran, "hooks/guard.py", ".s-code/hooks.json")
     assert script.read_text() == before
     assert "guard.py" in (lab.ws / ".s-code" / "hooks.json").read_text()
     # nor beside it (a Python script imports its own folder first: the review's hijack)

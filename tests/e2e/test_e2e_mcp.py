@@ -10,23 +10,26 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from s_code.client import RpcError
+from s_code.client import RpcError, StdioClient
 from s_code.protocol import methods
 from tests.e2e.mcp_support import SECRET, Lab, lab, processes_with
+from tests.security.sandbox_support import each_tier, tier_of
 
 SERVER = "tools/notes_server.py"
 
 
 @pytest.fixture
-def notes(tmp_path: Path) -> Iterator[Lab]:
-    yield from lab(tmp_path)
+def notes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Lab]:
+    yield from lab(tmp_path, tier_of(request))
 
 
 def approve(notes: Lab) -> dict[str, object]:
@@ -131,6 +134,7 @@ def test_h2_an_approved_entry_edited_on_disk_is_pending_again(notes: Lab) -> Non
     assert notes.entry()["state"] == "pending"
 
 
+@each_tier("notes")  # a command's write: refused read-only (tier 1) or put back (tier 2)
 def test_h3_the_agent_cannot_write_the_configuration(notes: Lab) -> None:
     notes.start("workspace")
     read = notes.call(methods.READ_FILE, {"path": ".s-code/mcp.json"})
@@ -149,9 +153,10 @@ def test_h3_the_agent_cannot_write_the_configuration(notes: Lab) -> None:
         )
     assert err.value.kind == "protected_path"
     before = (notes.ws / ".s-code" / "mcp.json").read_text()
-    notes.call(
+    ran = notes.call(
         methods.RUN_COMMAND, {"command": ["sh", "-c", "echo '{}' > .s-code/mcp.json; exit 0"]}
     )
+    notes.kept_from(ran, ".s-code/mcp.json")
     assert (notes.ws / ".s-code" / "mcp.json").read_text() == before
 
 
@@ -168,15 +173,49 @@ def test_a_crash_mid_call_fails_fast_and_the_server_comes_back(notes: Lab) -> No
 
 
 def test_a_hung_call_times_out_and_a_cancel_is_answered(tmp_path: Path) -> None:
-    for notes in lab(tmp_path, toolTimeoutSec=1.5):
+    for notes in lab(tmp_path / "timeout", toolTimeoutSec=1.5):
         notes.start("workspace")
         approve(notes)
-        started = time.monotonic()
-        with pytest.raises(RpcError) as err:
-            notes.tool("slow", {"seconds": 30})
+        with pytest.raises(RpcError) as err:  # the call sleeps 60 s; its timeout is 1.5 s
+            notes.tool("slow", {"seconds": 60}, timeout=30)
         assert err.value.kind == "timeout"
-        assert time.monotonic() - started < 10
         assert notes.call(methods.PERMISSION_MODE_GET)["mode"] == "workspace"
+    for notes in lab(tmp_path / "cancel", toolTimeoutSec=120):
+        client = notes.start("workspace")
+        approve(notes)
+        params = {"name": "mcp__notes__slow", "arguments": {"seconds": 60}}
+        replies: list[dict[str, Any]] = []
+        hung = threading.Thread(target=_request_into, args=(client, params, "hung", replies))
+        hung.start()
+        # requests start in the order they come: once this one is answered, the call is under way
+        assert notes.call(methods.PERMISSION_MODE_GET)["mode"] == "workspace"
+        assert not replies  # the call hangs: no answer yet
+        client.notify("$/cancelRequest", {"id": "hung"})
+        hung.join(30)
+        assert replies, "the cancelled call was never answered"
+        error = replies[0]["error"]
+        assert error["code"] == -32800 and error["data"]["kind"] == "cancelled", replies
+        assert "tools/call" in error["message"]
+        # the sidecar and its MCP session go on: another call of that server is answered
+        assert notes.tool("read_note", {"name": "welcome"})["is_error"] is False
+
+
+def test_a_tool_timeout_shorter_than_the_start_up_still_lets_the_server_start(
+    tmp_path: Path,
+) -> None:
+    """toolTimeoutSec bounds a tool call; the start (initialize, the tool list) has its own
+    startupTimeoutSec. A server that takes 2 s to start, with a 1 s tool timeout, starts."""
+    env = {"NOTES_SLOW_START": "2", "NOTES_API_KEY": "x"}
+    for notes in lab(tmp_path, toolTimeoutSec=1, startupTimeoutSec=30, env=env):
+        notes.start("workspace")
+        approve(notes)
+        assert notes.tool("read_note", {"name": "welcome"})["is_error"] is False
+
+
+def _request_into(
+    client: StdioClient, params: dict[str, Any], msg_id: str, replies: list[dict[str, Any]]
+) -> None:
+    replies.append(client.request_raw(methods.TOOLS_CALL, params, timeout=30, msg_id=msg_id))
 
 
 def test_a_server_flooding_stderr_keeps_answering(notes: Lab) -> None:

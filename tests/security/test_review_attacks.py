@@ -10,7 +10,7 @@ import contextlib
 import shutil
 from pathlib import Path
 
-from tests.security.sandbox_support import Box, box
+from tests.security.sandbox_support import Box, box, reached
 from tests.security.sandbox_support import lowered as _lowered
 from tests.security.test_git_support import Marker, git, make_repo
 
@@ -24,47 +24,76 @@ def _fsmonitor_config(marker: Marker) -> str:
     )
 
 
+def _symlink_layout(folder: str, marker: Marker) -> str:
+    return (
+        f"cd {folder} && echo 'ref: refs/heads/main' > HEAD && ln -s ../.git/objects objects && "
+        f"ln -s ../.git/refs refs && printf '{_fsmonitor_config(marker)}' > config; exit 0"
+    )
+
+
 def test_r1_a_layout_of_symlinks_is_a_git_dir_the_index_misses(box: Box, tmp_path: Path) -> None:
     """git's is_git_directory() follows links for objects/ and refs/ (access(X_OK)); TreeIndex
     and GitLayouts demand real directories. A command turns the user's ``src/`` into a repository
     (HEAD + two links + config): nothing is reported or removed, and the user's next ``git status``
     in ``src/`` (a shell prompt) runs the payload as the user."""
     shutil.rmtree(box.workspace / ".git")
-    make_repo(box.workspace, {"src/a.py": "print(1)\n"})
+    make_repo(box.workspace, {"src/a.py": "print(1)\n", "lib/a.py": "print(1)\n"})
     marker = Marker(tmp_path / "pwned")
-    plant = (
-        "cd src && echo 'ref: refs/heads/main' > HEAD && ln -s ../.git/objects objects && "
-        f"ln -s ../.git/refs refs && printf '{_fsmonitor_config(marker)}' > config; exit 0"
-    )
-    _, changed = box.sh(plant)
+    _, changed = box.sh(_symlink_layout("src", marker))
     git(box.workspace / "src", "status", "--short", check=False)  # the user's prompt
     assert not marker.fired(), f"payload ran as the user; sidecar reported {changed}"
+    assert [c for c in changed if c.startswith("src ")], changed  # found, and set aside
+    # positive control: the same plant in a folder like it, no check after the run
+    control = Marker(tmp_path / "control")
+    with box.unchecked():
+        box.sh(_symlink_layout("lib", control))
+    git(box.workspace / "lib", "status", "--short", check=False)
+    assert control.fired(), "positive control: the planted layout is not a repository to git"
+
+
+def _commondir_layout(folder: str, common: str, marker: Marker) -> str:
+    return (
+        f"mkdir -p {common}/objects {common}/refs && "
+        f"printf '[core]\\n\\tpager = \"{marker.command()}; cat\"\\n' > {common}/config && "
+        f"echo 'ref: refs/heads/main' > {folder}/HEAD && echo ../{common} > {folder}/commondir; "
+        "exit 0"
+    )
+
+
+def _git_branch_at_a_terminal(where: Path) -> None:
+    import subprocess
+
+    subprocess.run(
+        ["script", "-qc", "git branch", "/dev/null"],
+        cwd=where,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
 
 
 def test_r1b_head_and_commondir_make_a_git_dir_the_index_misses(box: Box, tmp_path: Path) -> None:
     """The same through ``commondir``, no links at all: ``src/HEAD`` + ``src/commondir`` naming a
     ``c/`` that holds objects/, refs/ and config (but no HEAD). git treats ``src/`` as a (bare)
     repository configured by ``c/config``: ``git branch`` at a terminal runs ``core.pager``."""
-    import subprocess
+    import pytest
 
+    if shutil.which("script") is None:
+        pytest.skip("needs script(1) for a terminal")
     shutil.rmtree(box.workspace / ".git")
-    make_repo(box.workspace, {"src/a.py": "print(1)\n"})
+    make_repo(box.workspace, {"src/a.py": "print(1)\n", "lib/a.py": "print(1)\n"})
     marker = Marker(tmp_path / "pwned")
-    plant = (
-        "mkdir -p c/objects c/refs && "
-        f"printf '[core]\\n\\tpager = \"{marker.command()}; cat\"\\n' > c/config && "
-        "echo 'ref: refs/heads/main' > src/HEAD && echo ../c > src/commondir; exit 0"
-    )
-    _, changed = box.sh(plant)
-    subprocess.run(
-        ["script", "-qc", "git branch", "/dev/null"],
-        cwd=box.workspace / "src",
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
+    _, changed = box.sh(_commondir_layout("src", "c", marker))
+    _git_branch_at_a_terminal(box.workspace / "src")
     assert not marker.fired(), f"payload ran as the user; sidecar reported {changed}"
+    assert [c for c in changed if c.startswith("src ")], changed  # found, and set aside
+    # positive control: the same plant in a folder like it, no check after the run
+    control = Marker(tmp_path / "control")
+    with box.unchecked():
+        box.sh(_commondir_layout("lib", "d", control))
+    _git_branch_at_a_terminal(box.workspace / "lib")
+    assert control.fired(), "positive control: the planted layout is not a repository to git"
 
 
 def test_r2_the_cross_process_lock_is_per_primary_folder_not_per_repository(
@@ -146,33 +175,40 @@ def test_r3_memory_in_a_memfd_or_shared_mapping_is_not_counted(box: Box, monkeyp
     in-memory folders are shmem, never "private": 400 MiB pass a 150 MiB limit (the shipped
     limit is half the RAM: a command can take all of it). The same 400 MiB in a bytearray is
     stopped (test_limits' control)."""
-    _lowered(monkeypatch, memory=150 * MIB)
     hog = (
         "import mmap, os, time\n"
         "m = mmap.mmap(-1, 200 << 20)\n"
         "for i in range(0, 200 << 20, 4096): m[i] = 1\n"
         "fd = os.memfd_create('x')\n"
         "for _ in range(200): os.write(fd, b'x' * (1 << 20))\n"
-        "time.sleep(1.5); print('survived with 400 MiB')\n"
+        "time.sleep(1); print('survived with 400 MiB')\n"
     )
+    _lowered(monkeypatch, memory=0)  # positive control: no memory limit, and it holds them
+    assert "survived with 400 MiB" in box.py(hog).output
+    _lowered(monkeypatch, memory=150 * MIB)
     outcome = box.py(hog)
     assert "survived" not in outcome.output, outcome.output
+    assert "stopped: more than 150 MiB of memory" in outcome.output, outcome.output
 
 
 def test_r4_threads_are_not_counted_as_processes(box: Box, monkeypatch) -> None:
     """The supervisor counts /proc entries, i.e. thread-group leaders: 1,500 threads pass a
     100-process limit (and the shipped 1,024). Threads use pids: pid_max here is 32,768, so a
-    thread bomb exhausts the machine's pids (no fork works for anyone) until the timeout."""
-    _lowered(monkeypatch, processes=100)
+    thread bomb exhausts the machine's pids (no fork works for anyone) until the timeout. (300
+    threads prove the same against a 100-task limit.)"""
     bomb = (
         "import threading, time\n"
-        "ts = [threading.Thread(target=time.sleep, args=(1.5,)) for _ in range(1500)]\n"
+        "ts = [threading.Thread(target=time.sleep, args=(0.5,)) for _ in range(300)]\n"
         "for t in ts: t.start()\n"
         "for t in ts: t.join()\n"
-        "print('survived with 1500 threads')\n"
+        "print('survived with 300 threads')\n"
     )
+    _lowered(monkeypatch, processes=0)  # positive control: no task limit, and the threads run
+    assert "survived with 300 threads" in box.py(bomb).output
+    _lowered(monkeypatch, processes=100)
     outcome = box.py(bomb)
     assert "survived" not in outcome.output, outcome.output
+    assert "stopped: more than 100 processes and threads" in outcome.output, outcome.output
 
 
 def test_r5_a_stream_of_sigchld_starves_every_limit(box: Box, monkeypatch) -> None:
@@ -203,23 +239,30 @@ def test_r5_a_stream_of_sigchld_starves_every_limit(box: Box, monkeypatch) -> No
 def test_r3b_tier1_dev_is_an_unsized_writable_tmpfs(box: Box, monkeypatch) -> None:
     """Tier 1's /dev (bubblewrap --dev) is a tmpfs of half the RAM, writable (Landlock --rw /dev),
     outside the sized in-memory folders and the disk guard: 600 MiB in /dev/shm pass a 150 MiB
-    memory limit (and, with the shipped limits, 50% RAM in /dev plus 50% RAM resident)."""
+    memory limit (and, with the shipped limits, 50% RAM in /dev plus 50% RAM resident). /dev/shm
+    is a 512 MiB tmpfs now, where 600 MiB never fit: 300 MiB are the same attack."""
     import pytest
 
     if box.tier != 1:
         pytest.skip("tier 2 grants only a few device nodes")
-    _lowered(monkeypatch, memory=150 * MIB)
-    outcome, _ = box.sh(
-        "dd if=/dev/zero of=/dev/shm/fill bs=1M count=600 2>/dev/null && "
-        "sleep 1 && du -sm /dev/shm/fill && echo survived"
+    fill = (
+        "dd if=/dev/zero of=/dev/shm/fill bs=1M count=300 2>/dev/null && "
+        "sleep 0.5 && du -sm /dev/shm/fill && echo survived"
     )
+    _lowered(monkeypatch, memory=0)  # positive control: no memory limit, and the 300 MiB fit
+    assert "survived" in box.sh(fill)[0].output
+    _lowered(monkeypatch, memory=150 * MIB)
+    outcome, _ = box.sh(fill)
     assert "survived" not in outcome.output, outcome.output
+    assert "stopped: more than 150 MiB of memory" in outcome.output, outcome.output
 
 
 # -- the edit engine ------------------------------------------------------------------------------
 
 
-def test_r6_one_edit_batch_makes_src_a_repository_through_commondir(tmp_path: Path) -> None:
+def test_r6_one_edit_batch_makes_src_a_repository_through_commondir(
+    tmp_path: Path, monkeypatch
+) -> None:
     """GitLayouts only knows HEAD + objects/ + refs/ in one directory. git's is_git_directory()
     looks for objects/ and refs/ in the *common* directory a ``commondir`` file names. One batch of
     plain files (``c/objects/.keep``, ``c/refs/.keep``, ``c/config``, ``src/HEAD``,
@@ -228,6 +271,9 @@ def test_r6_one_edit_batch_makes_src_a_repository_through_commondir(tmp_path: Pa
     import asyncio
     import os
 
+    import pytest
+
+    from s_code.edits import preflight
     from s_code.protocol.errors import SCodeError
     from s_code.session.session import Session
     from s_code.state.store import Store
@@ -236,8 +282,6 @@ def test_r6_one_edit_batch_makes_src_a_repository_through_commondir(tmp_path: Pa
     from s_code.workspace.folders import Folders
 
     if shutil.which("script") is None:
-        import pytest
-
         pytest.skip("needs script(1) for a terminal")
     ws = make_repo(tmp_path / "ws", {"src/a.py": "print(1)\n"})
     marker = Marker(tmp_path / "pwned")
@@ -253,21 +297,20 @@ def test_r6_one_edit_batch_makes_src_a_repository_through_commondir(tmp_path: Pa
     }
     batch = [{"path": p, "expected_revision": None, "content": t} for p, t in files.items()]
     try:
-        result = asyncio.run(call(s, "apply_patch", {"files": batch}))
-    except SCodeError as err:
-        result = err
-    folders.close()
-    import subprocess
-
-    subprocess.run(
-        ["script", "-qc", "git branch", "/dev/null"],
-        cwd=ws / "src",
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
-    assert not marker.fired(), f"the agent's edit made a repository: apply_patch gave {result!r}"
+        with pytest.raises(SCodeError) as refused:
+            asyncio.run(call(s, "apply_patch", {"files": batch}))
+        _git_branch_at_a_terminal(ws / "src")
+        assert not marker.fired(), "the agent's edit made a repository"
+        assert refused.value.kind == "protected_path" and "git directory" in refused.value.message
+        assert not (ws / "src" / "HEAD").exists()  # nothing of the batch was written
+        # positive control: the same batch with the layout check switched off is written, and
+        # the user's terminal runs its pager
+        monkeypatch.setattr(preflight, "_git_layout", lambda targets: None)
+        asyncio.run(call(s, "apply_patch", {"files": batch}))
+    finally:
+        folders.close()
+    _git_branch_at_a_terminal(ws / "src")
+    assert marker.fired(), "positive control: the batch does not make a repository"
 
 
 # -- what the user is asked (A1) ------------------------------------------------------------------
@@ -339,6 +382,10 @@ def test_r8_a_big_modules_dir_makes_every_submodule_config_unverified(
     _, changed = box.sh(plant)
     git(box.workspace / "sub", "status", "--short", check=False)
     assert not marker.fired(), f"payload ran as the user; sidecar reported {changed}"
+    assert config in changed, changed  # seen, and put back
+    box.unconfined(["sh", "-c", plant])  # positive control: the same plant, not sandboxed
+    git(box.workspace / "sub", "status", "--short", check=False)
+    assert marker.fired(), "positive control: the planted submodule config did not run"
 
 
 def test_r8b_past_64_mib_of_kept_content_a_changed_config_stays(box: Box, tmp_path: Path) -> None:
@@ -367,58 +414,94 @@ def test_r8b_past_64_mib_of_kept_content_a_changed_config_stays(box: Box, tmp_pa
     _, changed = box.sh(plant)
     git(nested, "status", "--short", check=False)
     assert not marker.fired(), f"payload ran as the user; sidecar reported {changed}"
+    assert "vendor/x/.git/config" in changed, changed  # seen, and put back
+    with box.unchecked():  # positive control: the same plant, no check after the run
+        box.sh(plant)
+    git(nested, "status", "--short", check=False)
+    assert marker.fired(), "positive control: the planted nested config did not run"
 
 
 # -- escaping the supervisor ----------------------------------------------------------------------
 
 
+HOPPER_LINES = 4  # lineages: each as hard to hit by pid as any of the review's 128, at little cost
+HOPPER_DELAY_MS = 500  # after the escape: the check after the run is over by then
+# What a supervisor that does not end the command's tree does: a child subreaper (as the exec
+# helper is) that waits for the command, then exits (argv: the command).
+NO_TREE_KILL = (
+    "import ctypes, subprocess, sys\n"
+    "ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)\n"  # PR_SET_CHILD_SUBREAPER
+    "subprocess.run(sys.argv[1:], check=False)\n"
+)
+
+
 def test_r9_a_pid_hopper_outlives_the_command_and_writes_after_the_check(
     box: Box, tmp_path: Path
 ) -> None:
-    """kill_tree() kills by pid from a /proc scan; a swarm of processes that fork and exit in a
+    """kill_tree() killed by pid from a /proc scan; a swarm of processes that fork and exit in a
     loop (reviving each other) is never all where the SIGKILLs land. After 1,000 rounds the
-    supervisor blocks in waitpid() reaping hoppers, the call times out, the sidecar SIGKILLs the
+    supervisor blocked in waitpid() reaping hoppers, the call timed out, the sidecar SIGKILLed the
     helper's process group (the swarm left it with setsid), and the swarm, reparented past the
-    dead subreaper, is free: it waits for the check after the run, then plants core.fsmonitor
-    (tier 2: .git is writable). Source: review_data/hopper.c."""
-    import contextlib
+    dead subreaper, was free: it waits for the check after the run, then plants core.fsmonitor
+    (tier 2: .git is writable). Source: review_data/hopper.c. The command's process group is now
+    killed first (one kill(2), atomic with fork; tier 2's seccomp program makes setsid do
+    nothing, tier 1's PID namespace dies with its init), then by pid until none is left: no
+    process of the swarm outlives the command, in either tier. The positive control runs the same
+    swarm under a subreaper that does not end the tree: it outlives the command and its plant
+    runs. (Four lineages and a short delay keep it cheap enough for every run.)"""
     import os
     import subprocess
-    import time
+    import sys
 
     import pytest
 
-    if box.tier != 2:
-        pytest.skip("tier 1: bubblewrap's PID namespace dies with its init")
-    if os.environ.get("S_CODE_REVIEW_HEAVY") != "1":
-        pytest.skip(
-            "heavy: the swarm drives the machine to ~20,000 pids (pid_max 32,768) while the "
-            "supervisor is starved; run with S_CODE_REVIEW_HEAVY=1 on a machine of your own"
-        )
+    if shutil.which("cc") is None:
+        pytest.skip("needs a C compiler")
     source = Path(__file__).parent / "review_data" / "hopper.c"
     hopper = box.workspace / "hopper"
     subprocess.run(["cc", "-O2", "-o", str(hopper), str(source)], check=True)
+
+    # positive control: under a supervisor that does not end the command's tree, the swarm
+    # outlives the command and its plant runs as the user
+    control = make_repo(tmp_path / "control")
+    fired = Marker(tmp_path / "control-pwned")
+    swarm = [str(HOPPER_LINES), str(HOPPER_DELAY_MS)]
+    plant = [str(control / ".git" / "config"), _fsmonitor_plain(fired), *swarm]
+    subprocess.run(
+        [sys.executable, "-c", NO_TREE_KILL, str(hopper), *plant], timeout=30, check=True
+    )
+    assert _gone_or_left(hopper) == []  # the member that escaped wrote, then exited
+    git(control, "status", "--short", check=False)
+    assert fired.fired(), "positive control: the swarm's plant did not run"
+
     shutil.rmtree(box.workspace / ".git")
     make_repo(box.workspace)
     marker = Marker(tmp_path / "pwned")
-    escaped: list[str] = []
-    for _attempt in range(3):  # an agent can simply run it again: ~1 in 2 escapes here
-        outcome, changed = box.run(
-            [str(hopper), str(box.workspace / ".git" / "config"), _fsmonitor_plain(marker)],
-            timeout_s=4,
-        )
-        time.sleep(4)
-        escaped += [p for p in os.listdir("/proc") if p.isdigit() and _exe_is(p, hopper)]
-        git(box.workspace, "status", "--short", check=False)
-        if marker.fired():
-            break
-    for pid in escaped:
+    config = box.workspace / ".git" / "config"
+    outcome, changed = box.run([str(hopper), str(config), _fsmonitor_plain(marker), *swarm])
+    assert outcome.exit_code in (0, 137), outcome  # it ran: ended, or stopped at a limit
+    survivors = _gone_or_left(hopper)  # one that escaped writes after the delay, then exits
+    for pid in survivors:
         with contextlib.suppress(OSError):
-            os.kill(int(pid), 9)
-    assert not marker.fired(), (
-        f"a process outlived the command (timed out: {outcome.timed_out}, reported {changed}) "
-        "and its payload ran as the user"
+            os.kill(pid, 9)
+    git(box.workspace, "status", "--short", check=False)
+    assert survivors == [] and not marker.fired(), (
+        f"{len(survivors)} processes outlived the command (exit {outcome.exit_code}, "
+        f"reported {changed}); the payload ran: {marker.fired()}"
     )
+
+
+def _gone_or_left(exe: Path, within_s: float = 10.0) -> list[int]:
+    """The processes running ``exe``, polled until there are none or ``within_s`` passed."""
+    import os
+    import time
+
+    deadline = time.monotonic() + within_s
+    while True:
+        found = [int(p) for p in os.listdir("/proc") if p.isdigit() and _exe_is(p, exe)]
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
 
 
 def _fsmonitor_plain(marker: Marker) -> str:
@@ -450,6 +533,7 @@ def test_r10_network_approval_also_opens_every_host_unix_socket(box: Box) -> Non
 
     from s_code.commands.projection import project
     from s_code.commands.run import execute
+    from s_code.sandbox import seccomp_filter, tiers
 
     where = Path("/run") / f"s-code-review-{uuid.uuid4().hex[:8]}"
     where.mkdir(mode=0o700)
@@ -460,21 +544,26 @@ def test_r10_network_approval_also_opens_every_host_unix_socket(box: Box) -> Non
         f"s.connect({address!r})\n"
         "s.sendall(b'pwned')\n"
     )
+    argv = [PYTHON, "-I", "-S", "-c", code]
+
+    def with_network() -> None:
+        proj = project(box.session, argv, None, True)
+        assert proj.profile.network
+        asyncio.run(execute(box.session, proj, 30, lambda s, t: None))
+
     try:
-        with socket.socket(socket.AF_UNIX) as server:
-            server.bind(address)
-            server.listen()
-            server.settimeout(1.0)
-            proj = project(box.session, [PYTHON, "-I", "-S", "-c", code], None, True)
-            assert proj.profile.network
-            asyncio.run(execute(box.session, proj, 30, lambda s, t: None))
-            try:
-                conn, _ = server.accept()
-                got = conn.recv(5)
-                conn.close()
-            except TimeoutError:
-                got = b""
-        assert got != b"pwned", f"tier {box.tier} with network reached a host unix socket in /run"
+        assert not reached(address, with_network), f"tier {box.tier} reached a socket in /run"
+        # positive controls: the same command reaches it unsandboxed; and, in tier 2, sandboxed
+        # with AF_UNIX among the families the seccomp program lets a networked command open
+        # (tier 1's tmpfs over /run still hides it)
+        assert reached(address, lambda: box.unconfined(argv))
+        families = (*seccomp_filter.NETWORK_FAMILIES, socket.AF_UNIX)
+        with box.seccomp_with(NETWORK_FAMILIES=families):
+            opened = reached(address, with_network)
+        if box.tier == 2 and tiers.landlock_abi() < 9:
+            assert opened, "positive control: without the socket rule it stays out"
+        elif box.tier == 1:
+            assert not opened, "tier 1's /run is the host's"
     finally:
         shutil.rmtree(where, ignore_errors=True)
 
@@ -490,6 +579,8 @@ def test_r10b_tier1_reaches_unix_sockets_outside_the_hidden_folders(box: Box) ->
     The card says "no network"."""
     import socket
 
+    from s_code.sandbox import tiers
+
     address = str(box.outside / "daemon.sock")
     code = (
         "import socket\n"
@@ -497,18 +588,12 @@ def test_r10b_tier1_reaches_unix_sockets_outside_the_hidden_folders(box: Box) ->
         f"s.connect({address!r})\n"
         "s.sendall(b'pwned')\n"
     )
-    with socket.socket(socket.AF_UNIX) as server:
-        server.bind(address)
-        server.listen()
-        server.settimeout(1.0)
-        box.py(code)
-        try:
-            conn, _ = server.accept()
-            got = conn.recv(5)
-            conn.close()
-        except TimeoutError:
-            got = b""
-    assert got != b"pwned", f"tier {box.tier} without network reached a host unix socket"
+    assert not reached(address, lambda: box.py(code)), f"tier {box.tier} reached a host socket"
+    # positive control: the same command reaches it when its seccomp program lets it open an
+    # AF_UNIX socket (the program of a networked command, with that family added)
+    if tiers.landlock_abi() < 9:
+        with box.seccomp_with(network_rules=True, NETWORK_FAMILIES=(socket.AF_UNIX,)):
+            assert reached(address, lambda: box.py(code)), "positive control: it stays out"
     # a socketpair (how a process talks to its own children) still works
     pair = "import socket; a, b = socket.socketpair(); a.send(b'ok'); print(b.recv(2).decode())"
     assert "ok" in box.py(pair).output

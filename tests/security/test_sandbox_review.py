@@ -11,6 +11,7 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.security.sandbox_support import PY, Box, alive, box
@@ -227,14 +228,33 @@ def test_a_gitdir_file_in_a_subdirectory_is_removed(box: Box) -> None:
     assert (box.workspace / "lib" / ".git").is_file()  # positive control
 
 
-def test_a_known_repository_stays_protected_past_the_search_budget(box: Box) -> None:
-    nested = box.workspace / "vendor" / ".git"
-    nested.mkdir(parents=True)
-    (nested / "config").write_text("[core]\n")
+def test_a_known_repository_stays_protected_past_the_search_budget(
+    box: Box, tmp_path: Path
+) -> None:
+    """A repository the first run learned stays protected after a command spent the search
+    budget: tier 1 binds it read-only (the plant fails), tier 2 lets the plant be made and puts
+    the config back (reported). Either way the user's git never runs the payload."""
+    from tests.security.test_git_support import Marker, git, make_repo
+
+    nested = make_repo(box.workspace / "vendor")
+    config = nested / ".git" / "config"
+    original = config.read_text()
+    marker = Marker(tmp_path / "pwned")
+    plant = f"printf '\\tfsmonitor = \"{marker.command()}; false\"\\n' >> vendor/.git/config"
     box.sh("echo ok")  # the first run learns vendor/.git
     box.sh("for i in $(seq 1 21000); do : > f$i; done; echo ok")  # the search budget is spent
-    box.sh("printf '\\tfsmonitor = /tmp/pwn\\n' >> vendor/.git/config; echo ok")
-    assert (nested / "config").read_text() == "[core]\n"
+    outcome, changed = box.sh(plant)
+    if box.tier == 1:
+        assert "Read-only file system" in outcome.output, outcome.output
+    else:
+        assert outcome.exit_code == 0, outcome.output  # the plant was made ...
+        assert "vendor/.git/config" in changed, changed  # ... and seen
+    assert config.read_text() == original  # put back, or never changed
+    git(nested, "status", "--short", check=False)
+    assert not marker.fired()
+    box.unconfined(["sh", "-c", plant])  # positive control: the plant, not sandboxed, runs
+    git(nested, "status", "--short", check=False)
+    assert marker.fired(), "positive control: the planted config did not run"
 
 
 def test_no_set_user_id_bits(box: Box) -> None:
@@ -257,10 +277,37 @@ def test_a_workspace_holding_s_code_itself_is_refused(monkeypatch: pytest.Monkey
         refuse_unsafe_workspace(str(package_root), "commands")
 
 
-def test_a_link_planted_as_the_private_tmp_is_not_followed(box: Box) -> None:
+def test_a_link_planted_as_the_private_tmp_is_not_followed(
+    box: Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command may write anything in its workspace's cache folder, so it can put a link where
+    the sidecar makes the next command's private tmp: that tmp is made where the sidecar means,
+    never where the link points (outside the workspace, anywhere the user can write). In tier 1
+    the tmp holds the running command's mount points, so the plant moves it aside."""
+    import tempfile
+
     dep = caches.for_workspace(box.workspace)
     target = box.outside / "tmp-target"
     target.mkdir()
-    box.sh(f"rm -rf {dep.root}/tmp && ln -s {target} {dep.root}/tmp; echo ok")
-    box.sh('echo written > "$TMPDIR/w"; echo ok')
+    plant = f"mv {dep.root}/tmp {dep.root}/tmp.$$ && ln -s {target} {dep.root}/tmp; echo ok"
+    made: list[Path] = []  # where each command's private tmp really is, as it is made
+    mkdtemp = tempfile.mkdtemp
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        path = mkdtemp(*args, **kwargs)
+        made.append(Path(os.path.realpath(path)))
+        return path
+
+    monkeypatch.setattr(tempfile, "mkdtemp", recorded)
+
+    def next_tmp() -> Path:
+        box.sh(plant)
+        assert (dep.root / "tmp").is_symlink(), "the plant was not made"
+        box.sh('echo written > "$TMPDIR/w"; echo ok')
+        return made[-1]
+
+    assert target not in next_tmp().parents
     assert os.listdir(target) == []
+    # positive control: making the tmp's folder the naive way follows the link
+    monkeypatch.setattr(caches, "ensure_dir", lambda root, path: os.makedirs(path, exist_ok=True))
+    assert target in next_tmp().parents, "positive control: the link was not followed"

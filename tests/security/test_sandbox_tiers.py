@@ -32,10 +32,19 @@ def _detect(env: dict[str, str], prefix: tuple[str, ...] = ()) -> dict[str, obje
 
 
 def test_best_tier_here_is_reported_with_its_reasons() -> None:
+    """The report names why each better tier was not given, one reason per tier, in order: none
+    at tier 1; at a lower tier, what failed above it (here tier 1 is switched off to see its
+    reason, from a probe run of its own)."""
     report = tiers.detect()
     assert report.tier in (1, 2, 3)
-    if shutil.which("bwrap") and report.tier != 1:
-        assert report.reasons  # a lower tier always says why
+    assert [r.split(":")[0] for r in report.reasons] == [f"tier {t}" for t in range(1, report.tier)]
+    if report.bwrap is None:
+        assert report.reasons[0] == "tier 1: bubblewrap is not installed"
+    if report.tier != 1:
+        return
+    assert report.reasons == []
+    degraded = _detect({**os.environ, tiers.DISABLE_ENV: "bwrap"})
+    assert degraded["tier"] == 2 and degraded["reasons"] == ["tier 1: disabled"]
 
 
 @pytest.mark.skipif(not shutil.which("unshare"), reason="util-linux unshare is needed")

@@ -183,7 +183,10 @@ class McpServer:
                     async with ClientSession(
                         receive,
                         write,
-                        read_timeout_seconds=self.launch.tool_timeout_s,
+                        # a request without a bound of its own: the start's, or a call's
+                        read_timeout_seconds=max(
+                            self.launch.tool_timeout_s, self.launch.startup_timeout_s
+                        ),
                         message_handler=self._on_message,
                     ) as session:
                         with anyio.fail_after(self.launch.startup_timeout_s):
