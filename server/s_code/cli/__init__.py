@@ -1,4 +1,4 @@
-"""``s-code serve | demo | doctor | sandbox | secret``."""
+"""``s-code serve | mcp | demo | doctor | sandbox | secret``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import os
 import sys
 
 from s_code import __version__
+from s_code.cli.mcp import add_arguments as add_mcp_arguments
+from s_code.cli.mcp import cmd_mcp
 from s_code.cli.serve import add_arguments, cmd_serve
 
 LOG_LEVEL_ENV = "S_CODE_LOG"
@@ -62,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="speak LSP over stdio (default), TCP or a unix socket")
     add_arguments(serve)
     serve.set_defaults(func=cmd_serve)
+    mcp = sub.add_parser("mcp", help="serve s-code's tools over MCP (stdio) to an agent")
+    add_mcp_arguments(mcp)
+    mcp.set_defaults(func=cmd_mcp)
     demo = sub.add_parser("demo", help="drive a real server like an agent would, on samples/")
     demo.add_argument("--keep", action="store_true", help="keep the scratch workspace")
     demo.set_defaults(func=cmd_demo)

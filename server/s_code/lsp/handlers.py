@@ -266,6 +266,7 @@ def register(server: SCodeServer) -> None:
     def on_initialized(params: types.InitializedParams) -> None:
         server.session  # opened now, after the initialize reply  # noqa: B018
         server.start_hosts()
+        server.start_agents()
         for warning in server.init_warnings:
             server.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
@@ -273,6 +274,7 @@ def register(server: SCodeServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(params: Any) -> None:
+        await server.stop_agents()
         await server.stop_hosts()
         server.close_session()
 

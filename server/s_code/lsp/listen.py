@@ -26,7 +26,8 @@ from s_code.lsp.admission import (
     admit_initialize,
     peer_uid,
 )
-from s_code.lsp.transport import MessageLoop, read_message, run_until_exit
+from s_code.lsp.transport import MessageLoop, run_until_exit
+from s_code.protocol.framing import read_message
 
 log = logging.getLogger(__name__)
 

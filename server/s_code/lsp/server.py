@@ -102,6 +102,7 @@ class SCodeServer(LanguageServer):
         self.overlay = BufferOverlay()
         self.init_warnings: list[str] = []
         self.hosts: Any = None  # s_code.tools.hosts.HostProcesses, once the session is open
+        self.agents: Any = None  # s_code.lsp.agents.AgentHub: agents attached over the link
 
     # -- capabilities -------------------------------------------------------------------------
 
@@ -204,6 +205,36 @@ class SCodeServer(LanguageServer):
             assert session is not None
             self.hosts = HostProcesses(session, self.registry, session.folders.primary.real_path)
         return self.hosts
+
+    def start_agents(self) -> None:
+        """Listen for agents (``s-code mcp``) that attach to this session, in the background."""
+        session = self.session
+        if session is None or self.agents is not None:
+            return
+        from s_code.lsp.agents import AgentHub
+
+        self.agents = AgentHub(session, self._agent_call, self._agent_tools)
+        task = asyncio.get_running_loop().create_task(self.agents.start())
+        task.add_done_callback(_log_failure)
+
+    async def _agent_call(self, name: str, arguments: Any, caller: Any) -> Any:
+        from s_code.tools import dispatch
+
+        session = self.session
+        if session is None:
+            raise RuntimeError("no session")
+        return await dispatch.call(session, name, arguments, caller=caller)
+
+    def _agent_tools(self, loaded: set[str]) -> dict[str, Any]:
+        from s_code.mcp_face.definitions import listed
+
+        session = self.session
+        return {"tools": listed(session, loaded) if session is not None else []}
+
+    async def stop_agents(self) -> None:
+        if self.agents is not None:
+            await self.agents.close()
+            self.agents = None
 
     async def stop_hosts(self) -> None:
         if self.hosts is not None:

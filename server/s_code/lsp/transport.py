@@ -15,7 +15,6 @@ import gc
 import json
 import logging
 import os
-import re
 import select
 import sys
 import threading
@@ -24,13 +23,11 @@ from typing import Any
 from lsprotocol.types import EXIT
 from pygls.lsp.server import LanguageServer
 
+from s_code.protocol.framing import MAX_HEADER_BYTES, read_message
 from s_code.protocol.incoming import INCOMING, measure
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 64 * 1024 * 1024
-MAX_HEADER_BYTES = 8192
-_CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE)
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 
@@ -130,43 +127,6 @@ class MessageLoop:
             self.dispatch(first)
         while (body := await read_message(reader)) is not None:
             self.dispatch(body)
-
-
-async def read_message(reader: Any, limit: int = MAX_BODY_BYTES) -> bytes | None:
-    """The next framed body, or None at EOF or when the connection must close (logged).
-
-    ``reader`` has async ``readline`` and ``readexactly``; a header block without
-    Content-Length is skipped; a body over ``limit`` bytes closes the connection."""
-    while True:
-        length: int | None = None
-        header_bytes = 0
-        while True:
-            try:
-                line = await reader.readline()
-            except (ValueError, asyncio.LimitOverrunError):
-                log.error("header line too long; closing the connection")
-                return None
-            if not line:
-                return None
-            header_bytes += len(line)
-            if header_bytes > MAX_HEADER_BYTES:
-                log.error("header block too large; closing the connection")
-                return None
-            if line in (b"\r\n", b"\n"):
-                break
-            match = _CONTENT_LENGTH.match(line.strip())
-            if match:
-                length = int(match.group(1))
-        if length is None:
-            log.warning("message without Content-Length; skipped")
-            continue
-        if length > limit:
-            log.error("message of %d bytes is over the %d limit; closing", length, limit)
-            return None
-        try:
-            return await reader.readexactly(length) if length else b""
-        except asyncio.IncompleteReadError:
-            return None
 
 
 class FdWriter:

@@ -137,6 +137,8 @@ async def _code_mode(session: Session, args: CodeModeArgs) -> CodeModeResult:
 TOOLS = (
     ToolDef(
         name="code_mode",
+        title="Batch read-only tools in JavaScript",
+        idempotent=True,
         args=CodeModeArgs,
         result=CodeModeResult,
         handler=_code_mode,

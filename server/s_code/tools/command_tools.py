@@ -112,6 +112,9 @@ async def _run_command(session: Session, args: RunCommandArgs) -> RunCommandResu
 TOOLS = (
     ToolDef(
         name="run_command",
+        title="Run a sandboxed command",
+        destructive=True,
+        open_world=True,
         args=RunCommandArgs,
         result=RunCommandResult,
         handler=_run_command,

@@ -42,6 +42,8 @@ async def _apply_patch(session: Session, args: ApplyPatchArgs) -> ApplyPatchResu
 TOOLS = (
     ToolDef(
         name="apply_patch",
+        title="Edit files",
+        destructive=True,
         args=ApplyPatchArgs,
         result=ApplyPatchResult,
         handler=_apply_patch,

@@ -155,6 +155,8 @@ async def _search_text(session: Session, args: SearchTextArgs) -> SearchTextResu
 TOOLS = (
     ToolDef(
         name="read_file",
+        title="Read a file",
+        idempotent=True,
         args=ReadFileArgs,
         result=ReadFileResult,
         handler=_read_file,
@@ -166,6 +168,8 @@ TOOLS = (
     ),
     ToolDef(
         name="list_files",
+        title="List workspace files",
+        idempotent=True,
         args=ListFilesArgs,
         result=ListFilesResult,
         handler=_list_files,
@@ -177,6 +181,8 @@ TOOLS = (
     ),
     ToolDef(
         name="search_text",
+        title="Search the workspace",
+        idempotent=True,
         args=SearchTextArgs,
         result=SearchTextResult,
         handler=_search_text,

@@ -447,6 +447,8 @@ def _strip_path(t: _Target, pathspec: str) -> str:
 TOOLS = (
     ToolDef(
         name="git_status",
+        title="Git status",
+        idempotent=True,
         args=GitStatusArgs,
         result=GitStatusResult,
         handler=_git_status,
@@ -459,6 +461,8 @@ TOOLS = (
     ),
     ToolDef(
         name="git_diff",
+        title="Git diff",
+        idempotent=True,
         args=GitDiffArgs,
         result=GitDiffResult,
         handler=_git_diff,
@@ -470,6 +474,8 @@ TOOLS = (
     ),
     ToolDef(
         name="git_log",
+        title="Git log",
+        idempotent=True,
         args=GitLogArgs,
         result=GitLogResult,
         handler=_git_log,
@@ -481,6 +487,8 @@ TOOLS = (
     ),
     ToolDef(
         name="git_show",
+        title="Git show",
+        idempotent=True,
         args=GitShowArgs,
         result=GitShowResult,
         handler=_git_show,
@@ -492,6 +500,8 @@ TOOLS = (
     ),
     ToolDef(
         name="git_blame",
+        title="Git blame",
+        idempotent=True,
         args=GitBlameArgs,
         result=GitBlameResult,
         handler=_git_blame,

@@ -62,6 +62,8 @@ async def _update_plan(session: Session, args: UpdatePlanArgs) -> UpdatePlanResu
 TOOLS = (
     ToolDef(
         name="update_plan",
+        title="Update the plan",
+        idempotent=True,
         args=UpdatePlanArgs,
         result=UpdatePlanResult,
         handler=_update_plan,

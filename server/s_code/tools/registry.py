@@ -40,6 +40,15 @@ class ToolDef:
     source: str = "builtin"
     """Where the tool comes from: ``builtin``, or ``mcp:<server>``."""
     annotations: dict[str, Any] = field(default_factory=dict)
+    """Runtime tools: the hints their own server gave (``read_only``, ``destructive``...)."""
+    title: str | None = None
+    """A short human name (MCP ``title``)."""
+    destructive: bool = False
+    """It may delete or overwrite what is there (not only add): an edit, a command."""
+    open_world: bool = False
+    """It reaches beyond the workspace: network, or a host process with the user's access."""
+    idempotent: bool = False
+    """Calling it again with the same arguments changes nothing more."""
     redact_result: bool = False
     """Runtime tools: their results pass the session's redactor before the client sees them."""
 

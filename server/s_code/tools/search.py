@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
+from s_code.approvals.caller import current
 from s_code.protocol.errors import invalid_params
 from s_code.protocol.models import Args, Result
 from s_code.session.session import Session
@@ -65,13 +66,16 @@ async def _tool_search(session: Session, args: ToolSearchArgs) -> ToolSearchResu
         found = select(registry, args.query)
     else:
         found = (await current_index(registry)).search(args.query, args.limit)
-    session.loaded_tools.update(t.name for t in found)
+    if current() is None:  # an attached agent keeps the tools it loaded on its own list
+        session.loaded_tools.update(t.name for t in found)
     return ToolSearchResult(tools=[t.describe() for t in found])
 
 
 TOOLS = (
     ToolDef(
         name="tool_search",
+        title="Find more tools",
+        idempotent=True,
         args=ToolSearchArgs,
         result=ToolSearchResult,
         handler=_tool_search,

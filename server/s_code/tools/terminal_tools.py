@@ -99,7 +99,11 @@ def _tool(
     read_only: bool,
     text: str,
     result: type[Result] | None = None,
+    *,
+    title: str,
+    destructive: bool = False,
 ) -> ToolDef:
+    """A terminal tool: each reaches a host process with the user's own access."""
     return ToolDef(
         name=name,
         args=args,
@@ -108,6 +112,9 @@ def _tool(
         read_only=read_only,
         profile="specialized",
         description=text,
+        title=title,
+        destructive=destructive,
+        open_world=True,
     )
 
 
@@ -121,6 +128,8 @@ TOOLS = (
         "REPL) outside the sandbox, with the user's own access; the user approves every start. "
         "Returns terminal_id at once; read its output with terminal_read.",
         TerminalStartResult,
+        title="Start a background terminal",
+        destructive=True,
     ),
     _tool(
         "terminal_read",
@@ -131,6 +140,7 @@ TOOLS = (
         "truncated (more is waiting), omitted_bytes (dropped from the middle of a long output), "
         "exit ({code, signal} once it ended, else null)}.",
         TerminalReadResult,
+        title="Read a terminal's output",
     ),
     _tool(
         "terminal_write",
@@ -138,6 +148,8 @@ TOOLS = (
         _write,
         False,
         "Write text to a running terminal's input (include the newline to send a line).",
+        title="Type into a terminal",
+        destructive=True,
     ),
     _tool(
         "terminal_wait",
@@ -145,6 +157,7 @@ TOOLS = (
         _wait,
         False,  # changes nothing, but waits: out of code mode's reach (no timers there)
         "Wait until a terminal's program exits, or timeout_ms passes: {exit, timed_out, cursor}.",
+        title="Wait for a terminal",
     ),
     _tool(
         "terminal_kill",
@@ -152,6 +165,8 @@ TOOLS = (
         _kill,
         False,
         "End a terminal and every process it started; answers once they are all gone.",
+        title="End a terminal",
+        destructive=True,
     ),
     _tool(
         "terminal_list",
@@ -159,5 +174,6 @@ TOOLS = (
         _list,
         True,
         "The session's terminals: id, command, cwd, state (running, exited, killed), exit, bytes.",
+        title="List terminals",
     ),
 )

@@ -1,0 +1,74 @@
+"""``s-code mcp``: s-code's tools over MCP on stdio, for the agents people already run.
+
+Attached when an editor's sidecar serves the workspace (its session, its approvals), else
+standalone on ``--workspace`` in ``--mode``; ``--print-config CLIENT`` prints how to add it to a
+client and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+CLIENTS = ("claude", "codex", "gemini", "vscode", "zed", "acp")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workspace",
+        metavar="DIR",
+        default=None,
+        help="the workspace (default: the current folder)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("manual", "accept-edits", "workspace"),
+        default="manual",
+        help="the permission mode of a standalone session (attached: the editor's)",
+    )
+    parser.add_argument(
+        "--print-config", choices=CLIENTS, metavar="CLIENT", help=f"one of {', '.join(CLIENTS)}"
+    )
+    parser.add_argument(
+        "--standalone", action="store_true", help="never attach to an editor's session"
+    )
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    workspace = os.path.realpath(args.workspace or os.getcwd())
+    if args.print_config:
+        from s_code.mcp_face.configs import snippet
+
+        print(snippet(args.print_config, workspace))
+        return 0
+    if not os.path.isdir(workspace):
+        print(f"s-code mcp: {workspace} is not a folder", file=sys.stderr)
+        return 2
+    return asyncio.run(_serve(workspace, args.mode, args.standalone))
+
+
+async def _serve(workspace: str, mode: str, standalone: bool) -> int:
+    from s_code.mcp_face import link
+    from s_code.mcp_face.attached import attach
+    from s_code.mcp_face.backend import Backend
+    from s_code.mcp_face.local import LocalBackend
+    from s_code.mcp_face.server import Face
+
+    backend: Backend | None = None
+    if not standalone:
+        try:
+            backend = await attach(workspace)
+        except link.Refused as exc:
+            print(f"s-code mcp: {exc}", file=sys.stderr)
+            return 2
+    if backend is None:
+        local = LocalBackend(workspace, mode)
+        await local.start()
+        backend = local
+    try:
+        await Face(backend).serve()
+    finally:
+        await backend.close()
+    return 0

@@ -1,0 +1,87 @@
+"""The agent link: how ``s-code mcp`` reaches the editor's sidecar for the same workspace.
+
+The sidecar listens on a unix socket of its own user, one per workspace root, at
+``$XDG_RUNTIME_DIR/s-code/agent-<digest of the root's real path>.sock`` (without
+``XDG_RUNTIME_DIR``: ``run/`` in s-code's state directory), mode 0600 in a 0700 folder, never
+TCP, with a token file beside it (0600). A peer must run as the same uid (``SO_PEERCRED``) and
+present the token in its first message. The link speaks JSON-RPC with Content-Length framing
+(:mod:`s_code.protocol.framing`):
+
+- ``s-code/agent/attach { token, workspace }`` → ``{ folders, mode }``: first, and only once;
+  a workspace that is not inside the editor's folders is refused;
+- ``s-code/agent/tools { loaded }`` → ``{ tools }``: MCP ``tools/list`` entries;
+- ``s-code/agent/call { name, arguments, agent }`` → the tool's wire result, or an error whose
+  ``data`` is the LSP face's (``kind``...); ``$/cancelRequest { id }`` cancels one;
+- from the sidecar: ``s-code/agent/output { id, method, params }``, a call's own stream.
+
+Nothing else is served on it: no mode, no approval, no editor prompt is within an agent's reach.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+
+ATTACH = "s-code/agent/attach"
+TOOLS = "s-code/agent/tools"
+CALL = "s-code/agent/call"
+OUTPUT = "s-code/agent/output"
+CANCEL = "$/cancelRequest"
+
+
+def runtime_dir() -> str:
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and os.path.isabs(base):
+        return os.path.join(base, "s-code")
+    from s_code.state.store import state_dir
+
+    return os.path.join(state_dir(), "run")
+
+
+@dataclass(frozen=True)
+class Place:
+    socket: str
+    token: str
+
+
+def place(root: str) -> Place:
+    """Where the agent link of the workspace root ``root`` lives."""
+    digest = hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape"))
+    stem = os.path.join(runtime_dir(), "agent-" + digest.hexdigest()[:20])
+    return Place(stem + ".sock", stem + ".token")
+
+
+class Refused(Exception):
+    """A socket or token file that must not be trusted; the message says why in one line."""
+
+
+def check_private(path: str, kind: str) -> None:
+    """``path`` must be ours, not a link, and reachable by no one else (mode 0600, or a 0700
+    folder): else Refused."""
+    st = os.lstat(path)
+    if st.st_uid != os.getuid():
+        raise Refused(f"{path} belongs to uid {st.st_uid}, not to you ({os.getuid()}): refused")
+    wanted = stat.S_ISSOCK if kind == "socket" else stat.S_ISREG
+    if not wanted(st.st_mode):
+        raise Refused(f"{path} is not a {kind}: refused")
+    if st.st_mode & 0o077:
+        raise Refused(f"{path} has mode {stat.S_IMODE(st.st_mode):o}, not 600: refused")
+    folder = os.lstat(os.path.dirname(path))
+    if folder.st_uid != os.getuid() or folder.st_mode & 0o077:
+        raise Refused(f"{os.path.dirname(path)} is not a private folder of yours: refused")
+
+
+def find(workspace: str) -> tuple[str, Place] | None:
+    """The root (the workspace or a folder holding it) whose sidecar serves it, and its link;
+    None when no editor serves it."""
+    current = os.path.realpath(workspace)
+    while True:
+        where = place(current)
+        if os.path.lexists(where.socket):
+            return current, where
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent

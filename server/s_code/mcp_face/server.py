@@ -1,0 +1,192 @@
+"""``s-code mcp``'s server: the MCP SDK's low-level ``Server`` over the hardened stdio transport.
+
+Methods: ``tools/list`` (the core profile and what this agent's ``tool_search`` loaded; the
+client is told when that list changes: ``notifications/tools/list_changed`` on a 2025
+connection, the ``subscriptions/listen`` stream on a 2026 one) and ``tools/call`` (through the
+backend, which calls the one dispatch). A call runs in a task of its own, so that a cancel
+(``notifications/cancelled``) reaches it as ``$/cancelRequest`` does on the LSP face: one
+cancellation, after which its cleanup (killing a command's tree, putting the workspace back)
+runs to its end. Command and terminal output streams to the agent as progress notifications
+when the call carried a progress token, else as log messages. A failure that is not a tool's
+own is an internal error with a fixed message; nothing of a traceback reaches the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+import warnings
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from s_code import __version__
+from s_code.approvals.caller import Caller
+from s_code.mcp_face import results
+from s_code.mcp_face.backend import Backend
+from s_code.mcp_face.elicit import REQUEST
+from s_code.mcp_face.stdio import hardened_stdio
+from s_code.protocol import methods
+from s_code.protocol.errors import ErrorKind, SCodeError
+
+log = logging.getLogger(__name__)
+STREAMED = (methods.COMMAND_OUTPUT, methods.TERMINAL_OUTPUT)
+MAX_STREAMED = 8192
+"""Characters of output one progress notification carries at most (the rest is in the result)."""
+
+
+def client_name(ctx: Any) -> str:
+    """The agent's own name (``clientInfo.name``), for the cards of its calls."""
+    params = getattr(ctx.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    name = getattr(info, "name", None)
+    return name if isinstance(name, str) and name else "an MCP client"
+
+
+class Face:
+    """One agent's connection (stdio serves exactly one)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.id = "agent-" + uuid.uuid4().hex[:12]
+        self.loaded: set[str] = set()
+        self.bus = InMemorySubscriptionBus()
+        self.server: Server[Any] = Server(
+            "s-code",
+            version=__version__,
+            title="s-code",
+            instructions=(
+                "s-code's tools for this workspace: read_file gives numbered content and a "
+                "revision; apply_patch edits behind the revisions you read; run_command runs in "
+                "an OS sandbox; the user approves in their editor. tool_search finds more tools."
+            ),
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_subscriptions_listen=ListenHandler(self.bus),
+        )
+        self.server.middleware.append(_no_leak)
+
+    async def list_tools(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        entries = await self.backend.tools(self.loaded)
+        return types.ListToolsResult(
+            tools=[types.Tool.model_validate(e, by_name=False) for e in entries]
+        )
+
+    async def call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        name, arguments = params.name, params.arguments if params.arguments is not None else {}
+        caller = Caller(self.id, client_name(ctx), _sink(ctx))
+        token = REQUEST.set(ctx)
+        try:
+            work = asyncio.ensure_future(self.backend.call(name, arguments, caller))
+        finally:
+            REQUEST.reset(token)
+        try:
+            wire = await _settled(work)
+        except SCodeError as err:
+            return _result(results.failure(err))
+        except Exception as exc:  # a bug: logged, never shown
+            log.exception("tools/call %s failed", name)
+            failed = SCodeError(
+                ErrorKind.INTERNAL, f"s-code failed to run {name} ({type(exc).__name__})"
+            )
+            return _result(results.failure(failed))
+        if name == "tool_search" and isinstance(wire, dict):
+            found = {t.get("name") for t in wire.get("tools", []) if isinstance(t, dict)}
+            new = {n for n in found if isinstance(n, str)} - self.loaded
+            if new:
+                self.loaded |= new
+                await self._list_changed(ctx)
+        return _result(results.success(name, wire))
+
+    async def _list_changed(self, ctx: Any) -> None:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await self.bus.publish(ToolsListChanged())
+        else:
+            with contextlib.suppress(Exception):
+                await ctx.session.send_tool_list_changed()
+
+    async def serve(self) -> None:
+        options = self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        options.capabilities.logging = types.LoggingCapability()
+        async with hardened_stdio() as (read, write):
+            await self.server.run(read, write, options)
+
+
+async def _settled(work: asyncio.Future[Any]) -> Any:
+    """``work``'s outcome. When the request is cancelled (the client's
+    ``notifications/cancelled``, or the client going away), ``work`` is cancelled once, as
+    ``$/cancelRequest`` does on the LSP face, and waited for with the cancellation held off, so
+    its cleanup runs whole; then the cancellation goes on."""
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        work.cancel()
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(BaseException):
+                await asyncio.wait({work})
+        raise
+
+
+def _result(data: dict[str, Any]) -> types.CallToolResult:
+    return types.CallToolResult.model_validate(data, by_name=False)
+
+
+def _sink(ctx: Any) -> Callable[[str, dict[str, Any]], None]:
+    """Where this call's command and terminal output goes: progress notifications with the
+    call's token, else log messages (which a 2026 client gets only when it asked for them)."""
+    token = (ctx.meta or {}).get("progress_token")
+    count = 0
+    sending: list[Awaitable[Any]] = []
+
+    def notify(method: str, params: dict[str, Any]) -> None:
+        nonlocal count
+        if method not in STREAMED:
+            return
+        text = str(params.get("text", ""))[:MAX_STREAMED]
+        if not text:
+            return
+        count += 1
+        if token is not None:
+            send = ctx.session.report_progress(count, None, text)
+        else:
+            send = _log(ctx, text)
+        task = asyncio.get_running_loop().create_task(_quietly(send))
+        sending.append(task)
+
+    return notify
+
+
+async def _log(ctx: Any, text: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        await ctx.session.send_log_message("info", text, logger="s-code")
+
+
+async def _quietly(send: Awaitable[Any]) -> None:
+    with contextlib.suppress(Exception):
+        await send
+
+
+async def _no_leak(ctx: Any, call_next: Any) -> Any:
+    """A handler's unexpected failure is a plain internal error: no text of it reaches the
+    client (the SDK would send the exception's message)."""
+    try:
+        return await call_next(ctx)
+    except (MCPError, ValidationError):
+        raise
+    except Exception:
+        log.exception("MCP request failed")
+        raise MCPError(types.INTERNAL_ERROR, "Internal error") from None

@@ -1,0 +1,138 @@
+"""The MCP face's stdio transport: newline-delimited JSON-RPC that answers bad input.
+
+The SDK's ``stdio_server`` (mcp 2.3) reads whole lines with no size limit, and turns a line it
+cannot parse into an item its dispatcher drops: a request with a broken envelope
+(``"params": "str"``) is never answered and its client waits forever. This transport bounds a
+line at :data:`MAX_LINE_BYTES` (the LSP face's limit; the rest of a longer line is skipped and
+answered -32600), answers unparsable JSON -32700 and an invalid request -32600 with its id when
+one can be read, refuses batches, and drops invalid notifications and responses (nothing to
+answer). While it serves, fds 0 and 1 are moved away (stdin to /dev/null, stdout to stderr), so
+nothing else in the process can write into the protocol stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from mcp.shared.message import SessionMessage
+from mcp_types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    jsonrpc_message_adapter,
+)
+from pydantic import ValidationError
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The largest message taken (the LSP face's ``MAX_BODY_BYTES``)."""
+
+Streams = tuple[
+    anyio.abc.ObjectReceiveStream[SessionMessage | Exception],
+    anyio.abc.ObjectSendStream[SessionMessage],
+]
+
+
+def _request_id(obj: Any) -> str | int | None:
+    rid = obj.get("id") if isinstance(obj, dict) else None
+    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+
+
+@contextlib.asynccontextmanager
+async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Streams]:
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    os.close(devnull)
+    out = anyio.wrap_file(os.fdopen(wire_out, "wb"))
+    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+    answers = write_send.clone()  # the reader answers bad lines on the same write path
+
+    async def error(rid: str | int | None, code: int, message: str) -> None:
+        reply = JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=message))
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await answers.send(SessionMessage(reply))
+
+    async def handle(line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            obj = json.loads(line)
+        except ValueError:  # UnicodeDecodeError included
+            await error(None, PARSE_ERROR, "Parse error")
+            return
+        if isinstance(obj, list):
+            await error(None, INVALID_REQUEST, "Batches are not supported")
+            return
+        try:
+            message = jsonrpc_message_adapter.validate_python(obj, by_name=False)
+        except (ValidationError, RecursionError):
+            if isinstance(obj, dict) and "method" in obj and "id" in obj:
+                await error(_request_id(obj), INVALID_REQUEST, "Invalid request")
+            elif not (isinstance(obj, dict) and ({"method", "result", "error"} & set(obj))):
+                await error(None, INVALID_REQUEST, "Invalid request")
+            return  # a malformed notification or response: nothing to answer
+        await read_send.send(SessionMessage(message))
+
+    async def reader() -> None:
+        buf, skipping = bytearray(), False
+        async with read_send:
+            while True:
+                chunk = await anyio.to_thread.run_sync(
+                    os.read, wire_in, 65536, abandon_on_cancel=True
+                )
+                if not chunk:
+                    break
+                while chunk:
+                    nl = chunk.find(b"\n")
+                    part, chunk = (chunk, b"") if nl < 0 else (chunk[:nl], chunk[nl + 1 :])
+                    if not skipping:
+                        buf += part
+                        if len(buf) > max_bytes:
+                            buf.clear()
+                            skipping = True
+                            await error(None, INVALID_REQUEST, f"Message over {max_bytes} bytes")
+                    if nl >= 0:
+                        if not skipping:
+                            await handle(bytes(buf))
+                        buf.clear()
+                        skipping = False
+
+    written = anyio.Event()
+
+    async def writer() -> None:
+        try:
+            async with write_recv:
+                async for item in write_recv:
+                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await out.write(data.encode() + b"\n")
+                    await out.flush()
+        finally:
+            written.set()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            tg.start_soon(writer)
+            try:
+                yield read_recv, write_send
+            finally:
+                answers.close()  # the server closed write_send: the writer drains and ends
+                with anyio.move_on_after(5, shield=True):
+                    await written.wait()
+                tg.cancel_scope.cancel()  # the reader, when stdin is still open
+    finally:
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)
+        with contextlib.suppress(OSError):
+            os.close(wire_in)
