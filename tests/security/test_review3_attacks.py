@@ -559,12 +559,6 @@ def test_a6_a_new_node_modules_nearer_the_script_makes_the_hook_pending(tmp_path
 # -- H15: a dotfiles repository the home folder links into -----------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK H1: unsafe_workspace refuses a workspace that holds the home folder, not one "
-    "the home folder's startup files link into (a dotfiles repository installed with stow or "
-    "`ln -s`): apply_patch writes ~/.bashrc's and ~/.ssh/authorized_keys's real files",
-)
 def test_h1_a_dotfiles_repository_linked_from_home_is_refused_for_edits(tmp_path: Path) -> None:
     from tests.security.test_home_workspace import refusal, served, server_env, write
 
