@@ -144,7 +144,35 @@ def collect() -> dict[str, Any]:
         "sandbox": sandbox,
         "not_prevented": list(not_prevented(int(sandbox["tier"]))),
         "state_db": os.path.join(state_dir(), DB_NAME),
+        "agent_link": _agent_link(),
     }
+
+
+def _agent_link() -> dict[str, Any]:
+    from s_code.mcp_face.link import status
+
+    try:
+        return status(os.getcwd())
+    except Exception as exc:
+        return {"problem": f"{type(exc).__name__}: {exc}"}
+
+
+def _agent_lines(link: dict[str, Any]) -> list[str]:
+    if link.get("problem"):
+        return [f"agent link: {link.get('socket') or '-'}: {link['problem']}"]
+    if not link.get("socket"):
+        return [
+            f"agent link: no editor serves this folder (sockets in {link.get('runtime_dir')}); "
+            "`s-code mcp` here serves a session of its own"
+        ]
+    if not link.get("editor"):
+        return [f"agent link: {link['socket']} (left by an editor that is gone)"]
+    agents = link.get("agents") or []
+    names = ", ".join(str(a.get("name")) for a in agents) or "none"
+    return [
+        f"agent link: {link['socket']} (the editor's session for {link.get('root')})",
+        f"  agents attached: {names}",
+    ]
 
 
 def run_doctor(as_json: bool = False) -> int:
@@ -178,4 +206,6 @@ def run_doctor(as_json: bool = False) -> int:
     for note in report["not_prevented"]:
         print(f"  not prevented in tier {box['tier']}: {note}")
     print(f"state database: {report['state_db']}")
+    for line in _agent_lines(report["agent_link"]):
+        print(line)
     return 0

@@ -53,7 +53,7 @@ class Agent:
         self.writer = writer
         self.id = "agent-" + uuid.uuid4().hex[:12]
         self.calls: dict[Any, asyncio.Task[None]] = {}
-        self.loaded: set[str] = set()
+        self.name = ""  # as its last call gave it
 
     def send(self, payload: dict[str, Any]) -> None:
         if not self.writer.is_closing():
@@ -93,6 +93,13 @@ class Agent:
             loaded = params.get("loaded", [])
             names = {n for n in loaded if isinstance(n, str)} if isinstance(loaded, list) else set()
             self.send({"jsonrpc": "2.0", "id": msg_id, "result": self.hub.tools(names)})
+        elif method == link.LIST:
+            others = [
+                {"id": a.id, "name": a.name}
+                for a in self.hub.agents.values()
+                if a is not self and a.name
+            ]
+            self.send({"jsonrpc": "2.0", "id": msg_id, "result": {"agents": others}})
         elif method == link.CALL:
             if msg_id in self.calls:
                 self.send(_bad(msg_id, "a call with this id is running", "id"))
@@ -110,6 +117,7 @@ class Agent:
             self.send(_bad(msg_id, "name must be a string", "name"))
             return
         caller = self.caller(msg_id, agent if isinstance(agent, str) else "")
+        self.name = caller.name
         try:
             result = await self.hub.call(name, params.get("arguments"), caller)
         except asyncio.CancelledError:

@@ -12,6 +12,8 @@ present the token in its first message. The link speaks JSON-RPC with Content-Le
 - ``s-code/agent/tools { loaded }`` → ``{ tools }``: MCP ``tools/list`` entries;
 - ``s-code/agent/call { name, arguments, agent }`` → the tool's wire result, or an error whose
   ``data`` is the LSP face's (``kind``...); ``$/cancelRequest { id }`` cancels one;
+- ``s-code/agent/list {}`` → ``{ agents: [{ id, name }] }``: the other agents attached (for
+  ``s-code doctor``);
 - from the sidecar: ``s-code/agent/output { id, method, params }``, a call's own stream.
 
 Nothing else is served on it: no mode, no approval, no editor prompt is within an agent's reach.
@@ -23,10 +25,12 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
+from typing import Any
 
 ATTACH = "s-code/agent/attach"
 TOOLS = "s-code/agent/tools"
 CALL = "s-code/agent/call"
+LIST = "s-code/agent/list"
 OUTPUT = "s-code/agent/output"
 CANCEL = "$/cancelRequest"
 
@@ -85,3 +89,46 @@ def find(workspace: str) -> tuple[str, Place] | None:
         if parent == current:
             return None
         current = parent
+
+
+def status(workspace: str) -> dict[str, object]:
+    """For ``s-code doctor``: where the link of ``workspace`` is, whether an editor answers on it,
+    and which agents are attached (a short synchronous exchange)."""
+    import json
+    import socket
+
+    from s_code.protocol.framing import frame
+
+    found = find(workspace)
+    report: dict[str, object] = {"runtime_dir": runtime_dir(), "socket": None, "editor": False}
+    if found is None:
+        return report
+    root, where = found
+    report.update({"root": root, "socket": where.socket})
+    try:
+        check_private(where.socket, "socket")
+        check_private(where.token, "file")
+        with open(where.token, encoding="utf-8") as f:
+            token = f.read().strip()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(3)
+            sock.connect(where.socket)
+            hello = {"token": token, "workspace": workspace}
+            sock.sendall(frame({"jsonrpc": "2.0", "id": 1, "method": ATTACH, "params": hello}))
+            sock.sendall(frame({"jsonrpc": "2.0", "id": 2, "method": LIST, "params": {}}))
+            data = b""
+            while data.count(b"Content-Length") < 2 and (chunk := sock.recv(65536)):
+                data += chunk
+    except (Refused, OSError) as exc:
+        report["problem"] = str(exc)
+        return report
+    replies = []
+    while data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = int(head.split(b":")[1])
+        replies.append(json.loads(rest[:length]))
+        data = rest[length:]
+    listed: dict[str, Any] = next((r for r in replies if r.get("id") == 2), {})
+    report["editor"] = "result" in listed
+    report["agents"] = listed.get("result", {}).get("agents", [])
+    return report
