@@ -15,6 +15,8 @@
 16. an empty code_mode run's fixed cost against a 60 ms budget (bench_code_mode.py)
 17. a no-op PreToolUse hook's overhead on read_file vs one spawn + 1 ms (bench_hosts.py)
 18. terminal output through redaction and streaming vs 20 MB/s (bench_hosts.py)
+19. read_file over the MCP face (stdio) vs the LSP face (target <= 1.15x; bench_mcp_face.py)
+20. read_file by an agent attached to the editor's session vs the editor's (target <= 1.3x)
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import bench_git
 import bench_hosts
 import bench_latency
 import bench_mcp
+import bench_mcp_face
 import bench_process
 import bench_sandbox
 import bench_search
@@ -62,6 +65,8 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "code-mode-empty": bench_code_mode.run_empty,
     "hook-overhead": bench_hosts.run_hook,
     "terminal-throughput": bench_hosts.run_terminal,
+    "mcp-face": bench_mcp_face.run_standalone,
+    "mcp-face-attached": bench_mcp_face.run_attached,
 }
 
 
