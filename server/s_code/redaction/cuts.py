@@ -6,14 +6,16 @@ tail, a search's long line, a terminal read from a cursor) would leave the part 
 straddles its cut, which the later pass no longer recognises. These move a cut off such a value,
 for text (``str``) and bytes alike (with the values' UTF-8 forms):
 
-- :func:`open_end`: what is cut after ``text`` is gone; where a trailing piece starts that is the
-  start of a known value (in one of its encodings), to be left out too;
-- :func:`open_start`: what is cut before ``text`` is gone; where a leading piece ends that is the
-  end of one;
+- :func:`cut_end`: what is cut after ``text`` is gone; where ``text`` must end instead, before a
+  trailing piece that is the start of a known value (in one of its encodings, :func:`open_end`);
+- :func:`cut_start`: what is cut before ``text`` is gone; where it must start instead, after a
+  leading piece that is the end of one (:func:`open_start`);
 - :func:`crossing`: the whole text is at hand; the span of the values that cross a cut there.
 
-A value wholly on one side of a cut is left for the later pass. A piece too short to say whether
-it is a value's (one character that starts one) is left out too: the cut is then a little early.
+A value wholly on one side of a cut is left for the later pass, and the cut moved off a piece
+never falls inside a whole value (whose last character may start another value's encoding). A
+piece too short to say whether it is a value's (one character that starts one) is left out too:
+the cut is then a little early.
 """
 
 from __future__ import annotations
@@ -73,3 +75,17 @@ def crossing(text: AnyStr, at: int, values: Iterable[AnyStr]) -> tuple[int, int]
                         end, grown = i + n, True
                     i = text.find(v, i + 1, edge + n - 1)
     return start, end
+
+
+def cut_end(text: AnyStr, values: Iterable[AnyStr]) -> int:
+    """Where ``text``, cut after its end, must end: before a trailing piece that starts one of
+    ``values`` (:func:`open_end`), and not inside a whole one."""
+    values = tuple(values)
+    return crossing(text, open_end(text, values), values)[0]
+
+
+def cut_start(text: AnyStr, values: Iterable[AnyStr]) -> int:
+    """Where ``text``, cut before its start, must start: after a leading piece that ends one of
+    ``values`` (:func:`open_start`), and not inside a whole one."""
+    values = tuple(values)
+    return crossing(text, open_start(text, values), values)[1]

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
-from s_code.redaction.cuts import open_end, open_start
+from s_code.redaction.cuts import cut_end, cut_start
 from s_code.redaction.plain import Plain, Span, kept
 from s_code.redaction.rules import MARK, RULES, Rule, shown_spans
 
@@ -96,19 +96,19 @@ class Redactor:
             self._bytes = (values, tuple(_utf8(v) for v in values))
         return self._bytes[1]
 
-    def open_end(self, text: str) -> int:
+    def cut_end(self, text: str) -> int:
         """Where ``text``, to be cut after its end, must end instead: before a trailing piece
-        that starts a known value (:func:`.cuts.open_end`)."""
-        return open_end(text, self._exact_values) if self._exact_values else len(text)
+        that starts a known value, never inside one (:func:`.cuts.cut_end`)."""
+        return cut_end(text, self._exact_values) if self._exact_values else len(text)
 
-    def open_end_bytes(self, data: bytes) -> int:
-        """:meth:`open_end` of output still in bytes."""
-        return open_end(data, self.known_bytes) if self._exact_values else len(data)
+    def cut_end_bytes(self, data: bytes) -> int:
+        """:meth:`cut_end` of output still in bytes."""
+        return cut_end(data, self.known_bytes) if self._exact_values else len(data)
 
-    def open_start(self, text: str) -> int:
+    def cut_start(self, text: str) -> int:
         """Where ``text``, to be cut before its start, must start instead: after a leading piece
-        that ends a known value (:func:`.cuts.open_start`)."""
-        return open_start(text, self._exact_values) if self._exact_values else 0
+        that ends a known value, never inside one (:func:`.cuts.cut_start`)."""
+        return cut_start(text, self._exact_values) if self._exact_values else 0
 
     def active(self, text: str) -> list[Rule]:
         """The rules whose anchors ``text`` holds: the only ones that can match in it (each

@@ -63,7 +63,7 @@ class Kept:
         head, tail = self.head, self.tail
         if self.total - len(head) - len(tail) <= 0:
             return head + tail, False
-        head, tail = head[: redactor.open_end(head)], tail[redactor.open_start(tail) :]
+        head, tail = head[: redactor.cut_end(head)], tail[redactor.cut_start(tail) :]
         omitted = self.total - len(head) - len(tail)
         return f"{head}\n[... {omitted} characters omitted ...]\n{tail}", True
 

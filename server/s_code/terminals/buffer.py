@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from s_code.redaction import MARK
-from s_code.redaction.cuts import crossing, open_end, open_start
+from s_code.redaction.cuts import crossing, cut_end, cut_start
 
 HEAD_BYTES = 256 * 1024
 TAIL_BYTES = 768 * 1024
@@ -102,8 +102,8 @@ class HeadTail:
             # where the kept head ends and the kept tail begins: not inside a value cut by the drop
             head_stop, tail_from = head_end, tail_start
             if gap and known:
-                at = max(0, head_end - longest)
-                head_stop = at + open_end(kept.get(at, head_end), known)
+                at = max(0, head_end - 2 * longest)
+                head_stop = at + cut_end(kept.get(at, head_end), known)
             omitted = 0
             if head_stop <= cursor < tail_start:
                 omitted = tail_start - cursor
@@ -115,7 +115,7 @@ class HeadTail:
                 cursor += skip
                 if gap and known:
                     tail_from += _boundary_forward(kept.tail, kept.base) - kept.base
-                    tail_from += open_start(kept.get(tail_from, tail_from + longest), known)
+                    tail_from += cut_start(kept.get(tail_from, tail_from + 2 * longest), known)
                 if cursor < tail_from:
                     omitted += tail_from - cursor
                     cursor = tail_from
