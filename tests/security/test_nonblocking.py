@@ -424,6 +424,7 @@ async def test_search_text_has_a_deadline(tmp_path: Path, monkeypatch: pytest.Mo
                     globs=[],
                     include_ignored=False,
                     max_results=10,
+                    redact=str,
                 ),
                 BOUND,
             )

@@ -352,18 +352,18 @@ def _leaked_prefix(text: str, value: str = KNOWN, at_least: int = 8) -> int:
 # -- R1: a result cut before it is redacted shows the start of a known value ----------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK R1: search_text clips a long line at 400 characters (workspace/search._clip) "
-    "before the known-value redactor sees it: a secret straddling the clip shows its first part "
-    "raw (15 of 28 characters here)",
-)
 def test_r1_a_search_line_clipped_inside_a_known_value_shows_none_of_it(
     secret_lab: HostLab,
 ) -> None:
+    """Was BREAK R1: search_text clipped a long line at 400 characters (workspace/search._clip)
+    before the known-value redactor saw it: a secret straddling the clip showed its first part
+    raw (15 of 28 characters here). A long line is now redacted before it is clipped."""
     made = secret_lab
-    # a minified file a host process wrote (a login cache, say), the token at column 378
-    (made.ws / "cache.json").write_text('{"pad":"' + "x" * 370 + '","t":"' + KNOWN + '"}\n')
+    # a minified file a host process wrote (a login cache, say), the token at column 385: the
+    # clip at 400 falls inside it, and the line is still long once the token is hidden
+    line = '{"pad":"' + "x" * 370 + '","t":"' + KNOWN + '","n":"' + "w" * 40 + '"}'
+    assert line.index(KNOWN) < 400 < line.index(KNOWN) + len(KNOWN)
+    (made.ws / "cache.json").write_text(line + "\n")
     made.start()
     found = made.tool("search_text", {"pattern": "pad"})
     shown = _text(found)
@@ -371,7 +371,7 @@ def test_r1_a_search_line_clipped_inside_a_known_value_shows_none_of_it(
     assert _leaked_prefix(shown) == 0, f"{_leaked_prefix(shown)} characters of the value shown"
     # positive control: the same value on a short line is hidden whole (the redactor knows it)
     (made.ws / "short.json").write_text('{"t":"' + KNOWN + '"}\n')
-    short = _text(made.tool("search_text", {"pattern": '"t"', "path": "short.json"}))
+    short = _text(made.tool("search_text", {"pattern": '"t"', "globs": ["short.json"]}))
     assert KNOWN not in short and "[REDACTED]" in short
 
 
@@ -386,13 +386,11 @@ def _git(ws: Path, *args: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK R2: git_diff allows --binary: a file the agent marks binary in .gitattributes "
-    "comes back as a zlib+base85 'GIT binary patch' the redactor cannot read, and the known "
-    "value is decoded from it in full",
-)
 def test_r2_a_binary_patch_never_carries_a_known_value(secret_lab: HostLab) -> None:
+    """Was BREAK R2: git_diff allowed --binary: a file the agent marks binary in .gitattributes
+    came back as a zlib+base85 'GIT binary patch' the redactor cannot read, and the known value
+    was decoded from it in full. --binary is now refused (git_argument_rejected), for git_show
+    too; without it a binary file shows as 'Binary files differ'."""
     made = secret_lab
     (made.ws / "creds.txt").write_text("token = none\n")
     (made.ws / ".gitattributes").write_text("creds.txt binary\n")  # the agent may write this
@@ -400,8 +398,28 @@ def test_r2_a_binary_patch_never_carries_a_known_value(secret_lab: HostLab) -> N
     _git(made.ws, "add", "-A")
     _git(made.ws, "commit", "-qm", "init")
     (made.ws / "creds.txt").write_text(f"token = {KNOWN}\n")  # a host process logged in
+    # positive control: the binary patch git writes does carry the value, encoded
+    direct = subprocess.run(
+        ["git", "diff", "--binary"],
+        cwd=made.ws,
+        env=dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1"),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "GIT binary patch" in direct and KNOWN not in direct
+    assert KNOWN in _decode_binary_patches(json.dumps({"files": [{"patch": direct}]}))
     made.start()
-    diff = made.tool("git_diff", {"options": ["--binary"]})
+    for tool in ("git_diff", "git_show"):
+        for option in ("--binary", "--bin"):  # git takes an unambiguous prefix too
+            args: dict[str, Any] = {"options": [option]}
+            if tool == "git_show":
+                args["revision"] = "HEAD"
+            with pytest.raises(RpcError) as err:
+                made.tool(tool, args)
+            assert err.value.kind == "git_argument_rejected" and option in str(err.value)
+    diff = made.tool("git_diff", {})
+    assert diff["files"][0]["binary"] and "GIT binary patch" not in _text(diff)
     recovered = _decode_binary_patches(_text(diff))
     assert KNOWN not in recovered, "the known value decoded from the binary patch"
     # positive control: the text diff of the same change hides it (the redactor knows it)
@@ -443,14 +461,12 @@ def _decode_binary_patches(text: str) -> str:
     return "\n".join(out)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK R1b: git_diff cuts the diff at max_bytes before the known-value redactor sees "
-    "it (same class as R1): a value straddling the bound shows its first part raw",
-)
 def test_r1b_a_diff_cut_at_max_bytes_inside_a_known_value_shows_none_of_it(
     secret_lab: HostLab,
 ) -> None:
+    """Was BREAK R1b: git_diff cut the diff at max_bytes before the known-value redactor saw it
+    (same class as R1): a value straddling the bound showed its first part raw. Output cut at its
+    bound now ends before a piece that starts a known value."""
     made = secret_lab
     (made.ws / "log.txt").write_text("start\n")
     _git(made.ws, "init", "-q")

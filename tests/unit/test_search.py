@@ -33,6 +33,7 @@ async def grep(
         globs=globs or [],
         include_ignored=include_ignored,
         max_results=max_results,
+        redact=str,
     )
 
 

@@ -4,7 +4,8 @@ Revisions follow a strict syntax: a ref name (git's check-ref-format rules, neve
 ``-``) or an object name, with ``~N`` / ``^N`` suffixes; ranges are ``A..B`` or ``A...B``.
 Options come from a per-tool allow-list. Some options are refused by name even before the
 allow-list is consulted, so the error says exactly why (SECURITY.md §2): they load config, move
-git elsewhere, run programs, write files or reach the network. Every refusal is
+git elsewhere, run programs, write files, reach the network, or show file contents encoded where
+the known-value redactor cannot read them (``--binary``). Every refusal is
 ``git_argument_rejected`` naming the argument.
 """
 
@@ -39,6 +40,8 @@ REFUSED: dict[str, str] = {
     "-S": "reads a file outside the repository (blame)",
     "--paginate": "runs a pager",
     "-p": "runs a pager",
+    "--binary": "encodes file contents (a zlib and base85 binary patch) past the redactor; "
+    "binary files show as 'Binary files differ', or as text with --text",
 }
 """Option names refused with a reason; matched on the part before ``=`` (and as a prefix of a
 bundled short option, ``-Cfoo``)."""
@@ -123,7 +126,6 @@ ALLOWED: dict[str, tuple[str, ...]] = {
         r"--diff-filter=[ACDMRTUXBacdmrtuxb]{1,10}",
         "-R",
         "--full-index",
-        "--binary",
         "--text",
         "-a",
     ),

@@ -3,12 +3,15 @@
 Each function here is one git operation, and each runs the config guard immediately before its
 git command (:func:`run`). Paths are top-relative pathspecs made by the caller from validated
 workspace paths; results use folder-relative paths (the repository may start above the folder).
+Output cut at its bound ends before a trailing piece that starts a known value (``cut_end``, the
+session redactor's): the known-value pass over the result would not recognise that piece.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from s_code.git.blame import Blame, parse_blame
@@ -36,10 +39,17 @@ _NOT_FOUND = (
     "does not have any commits yet",
     "has only",
 )
+MAX_MESSAGE = 400
+CutEnd = Callable[[bytes], int]
+"""Where output cut after its end must end instead (``Redactor.cut_end_bytes``)."""
 
 
-def _failure(out: GitOutput) -> SCodeError:
-    message = " ".join(out.stderr.strip().splitlines()[:3])[:400] or f"exit {out.returncode}"
+def _failure(out: GitOutput, cut_end: CutEnd) -> SCodeError:
+    message = " ".join(out.stderr.strip().splitlines()[:3])
+    if len(message) > MAX_MESSAGE:
+        cut = message[:MAX_MESSAGE].encode("utf-8", "surrogateescape")
+        message = cut[: cut_end(cut)].decode("utf-8", "surrogateescape")
+    message = message or f"exit {out.returncode}"
     sub = next((a for a in out.argv if a in ("status", "diff", "log", "show", "blame")), "git")
     if any(s in message.lower() for s in _NOT_FOUND):
         return SCodeError(ErrorKind.NOT_FOUND, f"git {sub}: {message}", reason="git")
@@ -49,10 +59,16 @@ def _failure(out: GitOutput) -> SCodeError:
 
 
 async def run(
-    repo: Repository, tail: list[str], roots: Iterable[str], *, max_bytes: int
+    repo: Repository,
+    tail: list[str],
+    roots: Iterable[str],
+    *,
+    max_bytes: int,
+    cut_end: CutEnd,
 ) -> GitOutput:
     """Guard, then git, then check that the config did not change while git ran: one worker
-    thread call; a cancel stops whichever git is running and every spawn after it."""
+    thread call; a cancel stops whichever git is running and every spawn after it. Output cut at
+    ``max_bytes`` ends where ``cut_end`` says (never inside a known value)."""
     handle = Handle()
     try:
         out = await asyncio.to_thread(_guarded, repo, tail, tuple(roots), max_bytes, handle)
@@ -60,7 +76,9 @@ async def run(
         handle.stop()
         raise
     if out.returncode != 0 and not out.truncated:
-        raise _failure(out)
+        raise _failure(out, cut_end)
+    if out.truncated:
+        out = dataclasses.replace(out, stdout=out.stdout[: cut_end(out.stdout)])
     return out
 
 
@@ -102,6 +120,7 @@ async def status(
     *,
     untracked: str,
     max_entries: int,
+    cut_end: CutEnd,
 ) -> StatusAnswer:
     tail = [
         "status",
@@ -113,7 +132,7 @@ async def status(
         "--find-renames",
         *_pathspecs(repo, pathspecs),
     ]
-    out = await run(repo, tail, roots, max_bytes=32 << 20)
+    out = await run(repo, tail, roots, max_bytes=32 << 20, cut_end=cut_end)
     parsed = parse_status(out.stdout)
     entries: list[StatusEntry] = []
     for e in parsed.entries:
@@ -147,6 +166,7 @@ async def diff(
     context_lines: int,
     options: list[str],
     max_bytes: int,
+    cut_end: CutEnd,
 ) -> DiffAnswer:
     tail = [
         "diff",
@@ -160,7 +180,7 @@ async def diff(
         *revisions,
         *_pathspecs(repo, pathspecs),
     ]
-    out = await run(repo, tail, roots, max_bytes=max_bytes)
+    out = await run(repo, tail, roots, max_bytes=max_bytes, cut_end=cut_end)
     files = split_patch(out.stdout)
     return DiffAnswer(files, out.truncated)
 
@@ -181,6 +201,7 @@ async def log(
     skip: int,
     filters: list[str],
     options: list[str],
+    cut_end: CutEnd,
 ) -> LogAnswer:
     tail = [
         "log",
@@ -197,7 +218,7 @@ async def log(
         *_pathspecs(repo, pathspecs),
     ]
     try:
-        out = await run(repo, tail, roots, max_bytes=16 << 20)
+        out = await run(repo, tail, roots, max_bytes=16 << 20, cut_end=cut_end)
     except SCodeError as err:
         if revision is None and "does not have any commits yet" in err.message:
             return LogAnswer([], False)
@@ -223,6 +244,7 @@ async def show(
     context_lines: int,
     options: list[str],
     max_bytes: int,
+    cut_end: CutEnd,
 ) -> ShowAnswer:
     tail = [
         "show",
@@ -239,7 +261,7 @@ async def show(
         f"{revision}^{{commit}}",
         *_pathspecs(repo, pathspecs),
     ]
-    out = await run(repo, tail, roots, max_bytes=max_bytes)
+    out = await run(repo, tail, roots, max_bytes=max_bytes, cut_end=cut_end)
     try:
         commit, patch = split_show(out.stdout)
     except ValueError:
@@ -268,6 +290,7 @@ async def blame(
     end_line: int | None,
     options: list[str],
     max_lines: int,
+    cut_end: CutEnd,
 ) -> BlameAnswer:
     tail = ["blame", "--porcelain", "--no-textconv", *options]
     if start_line is not None or end_line is not None:
@@ -275,6 +298,6 @@ async def blame(
     if revision:
         tail.append(revision)  # the strict syntax never starts with '-' (no --end-of-options)
     tail += ["--", pathspec]
-    out = await run(repo, tail, roots, max_bytes=32 << 20)
+    out = await run(repo, tail, roots, max_bytes=32 << 20, cut_end=cut_end)
     parsed, cut = parse_blame(out.stdout, max_lines)
     return BlameAnswer(parsed, cut or out.truncated)

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
+from s_code.redaction.cuts import cut_end, cut_start
 from s_code.redaction.plain import Plain, Span, kept
 from s_code.redaction.rules import MARK, RULES, Rule, shown_spans
 
@@ -61,6 +62,7 @@ class Redactor:
     def __init__(self, known: Iterable[str] = ()) -> None:
         self._exact_values: tuple[str, ...] = ()
         self._exact: re.Pattern[str] | None = None
+        self._bytes: tuple[tuple[str, ...], tuple[bytes, ...]] = ((), ())
         self.longest_known = 0
         self.add_known(known)
 
@@ -84,6 +86,29 @@ class Redactor:
     def known_values(self) -> tuple[str, ...]:
         """Every exact value hidden, in each encoding (longest first)."""
         return self._exact_values
+
+    @property
+    def known_bytes(self) -> tuple[bytes, ...]:
+        """:attr:`known_values` in UTF-8: what output still in bytes is cut against (git's, a
+        terminal's buffer; :mod:`.cuts`)."""
+        values = self._exact_values
+        if self._bytes[0] is not values:
+            self._bytes = (values, tuple(_utf8(v) for v in values))
+        return self._bytes[1]
+
+    def cut_end(self, text: str) -> int:
+        """Where ``text``, to be cut after its end, must end instead: before a trailing piece
+        that starts a known value, never inside one (:func:`.cuts.cut_end`)."""
+        return cut_end(text, self._exact_values) if self._exact_values else len(text)
+
+    def cut_end_bytes(self, data: bytes) -> int:
+        """:meth:`cut_end` of output still in bytes."""
+        return cut_end(data, self.known_bytes) if self._exact_values else len(data)
+
+    def cut_start(self, text: str) -> int:
+        """Where ``text``, to be cut before its start, must start instead: after a leading piece
+        that ends a known value, never inside one (:func:`.cuts.cut_start`)."""
+        return cut_start(text, self._exact_values) if self._exact_values else 0
 
     def active(self, text: str) -> list[Rule]:
         """The rules whose anchors ``text`` holds: the only ones that can match in it (each
@@ -177,6 +202,15 @@ class Redactor:
         if done == strings:
             return value
         return _rebuild(value, iter(done))
+
+
+def _utf8(value: str) -> bytes:
+    """A value's bytes as a program prints it (one read from the environment may hold
+    undecodable bytes as surrogates)."""
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass")
 
 
 def _collect(value: Any, out: list[str]) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from s_code.redaction.cuts import open_end
 from s_code.redaction.plain import Plain, Span
 from s_code.redaction.redactor import Redactor, hide
 from s_code.redaction.rules import ANCHORS, PEM, PUTTY
@@ -93,21 +94,6 @@ def _outside_escape(buf: str, cut: int) -> int:
     if at >= 0 and (m := _ESCAPE_START.match(buf, at)) is not None and cut <= m.end():
         return at
     return cut
-
-
-def _known_start(text: str, values: tuple[str, ...]) -> int:
-    """The first position from which the end of ``text`` is the start of a known value (in one
-    of its encodings), or ``len(text)``."""
-    end = best = len(text)
-    for v in values:
-        first = v[0]
-        at = text.find(first, max(0, end - len(v) + 1), best)
-        while at >= 0:
-            if v.startswith(text[at:]):
-                best = at
-                break
-            at = text.find(first, at + 1, best)
-    return best
 
 
 def _unfinished_block(plain: Plain, cut: int) -> int | None:
@@ -228,7 +214,7 @@ class StreamRedactor:
         """Emit ``buf`` up to ``cut``, moved back to a safe cut; hold the rest (from where the end
         could begin one of ``values``, among others)."""
         text = _before_escape(buf, plain)
-        known = _known_start(text, values) if values else len(text)
+        known = open_end(text, values) if values else len(text)
         cut = _outside_escape(buf, min(cut, _original(plain, known)))
         found = self.redactor.found(plain)  # one pass of the rules over what is held
         cut = _settle(plain, cut, found)

@@ -39,7 +39,10 @@ class Outcome:
 
 
 class Kept:
-    """The first and last characters of a stream, with how much was left out between."""
+    """The first and last characters of a stream (redacted already), with how much was left out
+    between. What it renders ends its head before a piece that starts a known value and starts its
+    tail after one that ends a value (one the redactor learned after the stream showed it): the
+    known-value pass over the result would not recognise such a piece."""
 
     def __init__(self, head: int = HEAD_CHARS, tail: int = TAIL_CHARS) -> None:
         self.head_limit, self.tail_limit = head, tail
@@ -56,11 +59,13 @@ class Kept:
         if text:
             self.tail = (self.tail + text)[-self.tail_limit :]
 
-    def render(self) -> tuple[str, bool]:
-        omitted = self.total - len(self.head) - len(self.tail)
-        if omitted <= 0:
-            return self.head + self.tail, False
-        return f"{self.head}\n[... {omitted} characters omitted ...]\n{self.tail}", True
+    def render(self, redactor: Redactor) -> tuple[str, bool]:
+        head, tail = self.head, self.tail
+        if self.total - len(head) - len(tail) <= 0:
+            return head + tail, False
+        head, tail = head[: redactor.cut_end(head)], tail[redactor.cut_start(tail) :]
+        omitted = self.total - len(head) - len(tail)
+        return f"{head}\n[... {omitted} characters omitted ...]\n{tail}", True
 
 
 def _pump(
@@ -174,7 +179,7 @@ async def run(
     finally:
         if proc.returncode is None:
             kill_tree(proc)
-    output, truncated = kept.render()
+    output, truncated = kept.render(redactor)
     return Outcome(
         exit_code=None if timed_out else _status(code),
         duration_ms=int((time.monotonic() - start) * 1000),

@@ -288,7 +288,7 @@ class Terminals:
     def read(self, terminal_id: str, cursor: int, max_bytes: int) -> dict[str, Any]:
         term = self.get(terminal_id)
         exit_ = term.exit  # read before the buffer: an exit seen means all output is in it
-        part = term.buffer.read(cursor, max_bytes)
+        part = term.buffer.read(cursor, max_bytes, self.session.redactor.known_bytes)
         return {
             "output": part.output,
             "cursor": part.cursor,

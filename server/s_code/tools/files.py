@@ -143,6 +143,7 @@ async def _search_text(session: Session, args: SearchTextArgs) -> SearchTextResu
         globs=list(args.globs),
         include_ignored=args.include_ignored,
         max_results=args.max_results,
+        redact=session.redactor.redact_known,
     )
     return SearchTextResult(
         matches=[

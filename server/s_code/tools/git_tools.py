@@ -144,6 +144,7 @@ async def _git_status(session: Session, args: GitStatusArgs) -> GitStatusResult:
             t.pathspecs,
             untracked=args.untracked,
             max_entries=args.max_entries,
+            cut_end=session.redactor.cut_end_bytes,
         )
     s = answer.status
     return GitStatusResult(
@@ -266,6 +267,7 @@ async def _git_diff(session: Session, args: GitDiffArgs) -> GitDiffResult:
             context_lines=args.context_lines,
             options=options,
             max_bytes=args.max_bytes,
+            cut_end=session.redactor.cut_end_bytes,
         )
     return GitDiffResult(
         files=_files(t, answer.files), truncated=answer.truncated, unsaved_buffers=unsaved
@@ -318,6 +320,7 @@ async def _git_log(session: Session, args: GitLogArgs) -> GitLogResult:
             skip=args.skip,
             filters=filters,
             options=options,
+            cut_end=session.redactor.cut_end_bytes,
         )
     return GitLogResult(commits=[_commit(c) for c in answer.commits], truncated=answer.truncated)
 
@@ -351,6 +354,7 @@ async def _git_show(session: Session, args: GitShowArgs) -> GitShowResult:
             context_lines=args.context_lines,
             options=options,
             max_bytes=args.max_bytes,
+            cut_end=session.redactor.cut_end_bytes,
         )
     return GitShowResult(
         commit=_commit(answer.commit), files=_files(t, answer.files), truncated=answer.truncated
@@ -410,6 +414,7 @@ async def _git_blame(session: Session, args: GitBlameArgs) -> GitBlameResult:
             end_line=args.end_line,
             options=options,
             max_lines=args.max_lines,
+            cut_end=session.redactor.cut_end_bytes,
         )
     b = answer.blame
     return GitBlameResult(

@@ -4,7 +4,8 @@ ripgrep runs with the searched directory as its working directory, reached throu
 (``/proc/self/fd/N`` of a descriptor opened by WorkspaceRoot), so no path string is re-resolved.
 It never follows symlinks (no ``-L``), reads no config file, honours ``.gitignore`` with or
 without a git repository, searches hidden files but never ``.git``. Results are bounded; rg is
-stopped as soon as the bound is reached.
+stopped as soon as the bound is reached. A long line is clipped, after the session's known values
+in it are hidden (a value the clip cut would leave a piece no later pass recognises).
 
 rg opens ignore files blocking (a FIFO ``.gitignore`` would hang it): those where the search starts
 are checked first and refused by name, and every search has a deadline (SECURITY.md T1).
@@ -23,6 +24,7 @@ import subprocess
 import sysconfig
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -31,6 +33,9 @@ from s_code.workspace.folders import Folders, Located
 from s_code.workspace.root import WorkspaceRoot
 
 log = logging.getLogger(__name__)
+Redact = Callable[[str], str]
+"""The session's known-value redactor (``Redactor.redact_known``): a long line passes it before
+it is clipped."""
 MAX_LINE_CHARS = 400
 SEARCH_TIMEOUT = 60.0
 """Seconds before rg is stopped: it opens ignore files blocking, and one deep in the tree may be
@@ -72,8 +77,12 @@ def _text(field: dict[str, str]) -> str:
     return base64.b64decode(field.get("bytes", "")).decode("utf-8", "surrogateescape")
 
 
-def _clip(line: str) -> str:
-    """rg ignores --max-columns in --json mode: bound long (minified) lines here."""
+def _clip(line: str, redact: Redact) -> str:
+    """rg ignores --max-columns in --json mode: bound long (minified) lines here, redacted first
+    (a known value the clip cut would show its first part, which no later pass recognises)."""
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    line = redact(line)
     if len(line) <= MAX_LINE_CHARS:
         return line
     return line[:MAX_LINE_CHARS] + f" [… {len(line) - MAX_LINE_CHARS} more characters]"
@@ -159,7 +168,12 @@ def refuse_special_ignore_files(root: WorkspaceRoot, dir_parts: tuple[str, ...])
 
 
 def _run_rg(
-    argv: list[str], loc: Located, max_results: int, run: _Run, check_ignores: bool
+    argv: list[str],
+    loc: Located,
+    max_results: int,
+    run: _Run,
+    check_ignores: bool,
+    redact: Redact,
 ) -> tuple[list[tuple[str, int, str]], bool, int, str]:
     """Spawn rg in the searched directory and collect up to ``max_results`` matches (runs in a
     worker thread, with every file-system access: opening the directory, checking the ignore
@@ -172,13 +186,13 @@ def _run_rg(
     try:
         if check_ignores:
             refuse_special_ignore_files(loc.root, loc.parts)
-        return _collect(argv, dir_fd, max_results, run)
+        return _collect(argv, dir_fd, max_results, run, redact)
     finally:
         os.close(dir_fd)
 
 
 def _collect(
-    argv: list[str], dir_fd: int, max_results: int, run: _Run
+    argv: list[str], dir_fd: int, max_results: int, run: _Run, redact: Redact
 ) -> tuple[list[tuple[str, int, str]], bool, int, str]:
     env = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
     found: list[tuple[str, int, str]] = []
@@ -211,7 +225,7 @@ def _collect(
                 data = event["data"]
                 rel = _text(data["path"]).removeprefix("./")
                 line = _text(data["lines"]).rstrip("\n").removesuffix("\r")
-                found.append((rel, int(data["line_number"]), _clip(line)))
+                found.append((rel, int(data["line_number"]), _clip(line, redact)))
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -232,7 +246,10 @@ async def search_text(
     globs: list[str],
     include_ignored: bool,
     max_results: int,
+    redact: Redact,
 ) -> SearchResult:
+    """The matches of ``pattern`` under ``path``; ``redact`` hides the session's known values
+    in a long line before it is clipped."""
     loc = folders.locate(path)
     if "\x00" in pattern:
         raise invalid_params("pattern contains a NUL byte", "pattern")
@@ -251,7 +268,7 @@ async def search_text(
     try:
         async with asyncio.timeout(SEARCH_TIMEOUT):
             found, truncated, code, message = await asyncio.to_thread(
-                _run_rg, argv, loc, max_results, run, not include_ignored
+                _run_rg, argv, loc, max_results, run, not include_ignored, redact
             )
     except asyncio.CancelledError:
         run.stop()
