@@ -73,7 +73,9 @@ class Face:
             on_call_tool=self.call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
         )
-        self.server.middleware.append(_no_leak)
+        # no OpenTelemetry span per message (the SDK's default middleware): nothing collects
+        # them here, and each costs a tool call time
+        self.server.middleware[:] = [_no_leak]
 
     async def list_tools(
         self, ctx: Any, params: types.PaginatedRequestParams | None

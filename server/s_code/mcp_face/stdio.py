@@ -12,6 +12,7 @@ nothing else in the process can write into the protocol stream.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -51,9 +52,9 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     os.close(devnull)
-    out = anyio.wrap_file(os.fdopen(wire_out, "wb"))
-    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+    # buffered: a message passes without waiting for its reader to be scheduled
+    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](64)
+    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](64)
     answers = write_send.clone()  # the reader answers bad lines on the same write path
 
     async def error(rid: str | int | None, code: int, message: str) -> None:
@@ -82,15 +83,17 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
             return  # a malformed notification or response: nothing to answer
         await read_send.send(SessionMessage(message))
 
+    loop = asyncio.get_running_loop()
+    stream = asyncio.StreamReader(limit=1 << 20)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(wire_in, "rb", buffering=0)
+    )
+
     async def reader() -> None:
+        """Lines from stdin as they arrive (no thread hop: the event loop reads the pipe)."""
         buf, skipping = bytearray(), False
         async with read_send:
-            while True:
-                chunk = await anyio.to_thread.run_sync(
-                    os.read, wire_in, 65536, abandon_on_cancel=True
-                )
-                if not chunk:
-                    break
+            while chunk := await stream.read(65536):
                 while chunk:
                     nl = chunk.find(b"\n")
                     part, chunk = (chunk, b"") if nl < 0 else (chunk[:nl], chunk[nl + 1 :])
@@ -107,14 +110,15 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
                         skipping = False
 
     written = anyio.Event()
+    os.set_blocking(wire_out, False)
 
     async def writer() -> None:
+        """Each message in one write, waiting for the pipe when it is full."""
         try:
             async with write_recv:
                 async for item in write_recv:
                     data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await out.write(data.encode() + b"\n")
-                    await out.flush()
+                    await _write_all(wire_out, data.encode() + b"\n")
         finally:
             written.set()
 
@@ -130,9 +134,24 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
                     await written.wait()
                 tg.cancel_scope.cancel()  # the reader, when stdin is still open
     finally:
+        transport.close()  # closes wire_in
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
         os.close(saved_in)
         os.close(saved_out)
         with contextlib.suppress(OSError):
-            os.close(wire_in)
+            os.close(wire_out)
+
+
+async def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            ready = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().add_writer(fd, ready.set_result, None)
+            try:
+                await ready
+            finally:
+                asyncio.get_running_loop().remove_writer(fd)
