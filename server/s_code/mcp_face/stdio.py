@@ -16,7 +16,8 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import AsyncIterator
+import stat
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -83,17 +84,13 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
             return  # a malformed notification or response: nothing to answer
         await read_send.send(SessionMessage(message))
 
-    loop = asyncio.get_running_loop()
-    stream = asyncio.StreamReader(limit=1 << 20)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(wire_in, "rb", buffering=0)
-    )
+    read = await _chunks(wire_in)
 
     async def reader() -> None:
-        """Lines from stdin as they arrive (no thread hop: the event loop reads the pipe)."""
+        """Lines from stdin as they arrive."""
         buf, skipping = bytearray(), False
         async with read_send:
-            while chunk := await stream.read(65536):
+            while chunk := await read():
                 while chunk:
                     nl = chunk.find(b"\n")
                     part, chunk = (chunk, b"") if nl < 0 else (chunk[:nl], chunk[nl + 1 :])
@@ -134,13 +131,42 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
                     await written.wait()
                 tg.cancel_scope.cancel()  # the reader, when stdin is still open
     finally:
-        transport.close()  # closes wire_in
+        with contextlib.suppress(OSError):
+            os.close(wire_in)
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
         os.close(saved_in)
         os.close(saved_out)
         with contextlib.suppress(OSError):
             os.close(wire_out)
+
+
+async def _chunks(fd: int) -> Callable[[], Awaitable[bytes]]:
+    """A reader of ``fd``: the event loop's own for a pipe or a socket (no thread hop per
+    message), a worker thread's for anything else (a file, /dev/null: no epoll for those)."""
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        os.set_blocking(fd, False)
+        loop = asyncio.get_running_loop()
+
+        async def from_loop() -> bytes:
+            while True:
+                try:
+                    return os.read(fd, 65536)
+                except BlockingIOError:
+                    ready = loop.create_future()
+                    loop.add_reader(fd, ready.set_result, None)
+                    try:
+                        await ready
+                    finally:
+                        loop.remove_reader(fd)
+
+        return from_loop
+
+    async def from_thread() -> bytes:
+        return await anyio.to_thread.run_sync(os.read, fd, 65536, abandon_on_cancel=True)
+
+    return from_thread
 
 
 async def _write_all(fd: int, data: bytes) -> None:
