@@ -14,7 +14,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,19 +63,34 @@ async def editor(lsp_client: LanguageClient, tmp_path: Path) -> AsyncIterator[La
     await asyncio.wait_for(lsp_client.shutdown_session(), TIMEOUT)
 
 
-def link_place(root: Path) -> Any:
-    """The agent link of ``root`` as the sidecar (whose XDG_RUNTIME_DIR is RUNTIME) places it."""
-    from s_code.mcp_face import link
-
+@contextlib.contextmanager
+def sidecar_runtime() -> Iterator[None]:
+    """This process sees the agent links as the sidecar (whose XDG_RUNTIME_DIR is RUNTIME)."""
     old = os.environ.get("XDG_RUNTIME_DIR")
     os.environ["XDG_RUNTIME_DIR"] = RUNTIME
     try:
-        return link.place(str(root))
+        yield
     finally:
         if old is None:
             os.environ.pop("XDG_RUNTIME_DIR")
         else:
             os.environ["XDG_RUNTIME_DIR"] = old
+
+
+def link_place(root: Path) -> Any:
+    """The agent link of ``root``, where the sidecar places it."""
+    from s_code.mcp_face import link
+
+    with sidecar_runtime():
+        return link.place(str(root))
+
+
+def doctor_view(root: Path) -> dict[str, Any]:
+    """What ``s-code doctor`` run in ``root`` learns over the link (it attaches for a moment)."""
+    from s_code.mcp_face import link
+
+    with sidecar_runtime():
+        return link.status(str(root))
 
 
 async def wait_for_link(root: Path) -> None:
@@ -241,6 +256,9 @@ async def test_the_editor_lists_the_link_and_the_agents_attached(editor: Languag
         async with agent(root, "codex\x1b[2J\nApproved") as codex:
             await codex.call_tool("list_files", {})
             assert await names(2) == ["Claude Code", "codex\\x1b[2J\\nApproved"]
+            # s-code doctor (over the link) shows them escaped too: no escape reaches a terminal
+            shown = await asyncio.to_thread(doctor_view, root)
+            assert [a["name"] for a in shown["agents"]] == await names(2)
         assert await names(1) == ["Claude Code"]  # the second went away
     assert await names(0) == []
     err = await call_error(editor, methods.AGENTS_LIST, {"socket": "/tmp/elsewhere"})
