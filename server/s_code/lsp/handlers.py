@@ -217,6 +217,15 @@ async def _approval_details(server: SCodeServer, params: Any) -> Any:
     return found
 
 
+async def _agents_list(server: SCodeServer, params: Any) -> Any:
+    control_params(params, {})
+    _session(server)
+    hub = server.agents
+    if hub is None:  # not listening (yet, or any more)
+        return {"socket": None, "folders": [], "agents": [], "problems": []}
+    return hub.view()
+
+
 CONTROL = {
     methods.TOOLS_LIST: _tools_list,
     methods.TOOLS_CALL: _tools_call,
@@ -234,6 +243,7 @@ CONTROL = {
     methods.HOST_PROCESSES_APPROVE: _hosts_approve,
     methods.HOST_PROCESSES_REVOKE: _hosts_revoke,
     methods.APPROVAL_DETAILS: _approval_details,
+    methods.AGENTS_LIST: _agents_list,
 }
 
 

@@ -12,8 +12,8 @@ present the token in its first message. The link speaks JSON-RPC with Content-Le
 - ``s-code/agent/tools { loaded }`` → ``{ tools }``: MCP ``tools/list`` entries;
 - ``s-code/agent/call { name, arguments, agent }`` → the tool's wire result, or an error whose
   ``data`` is the LSP face's (``kind``...); ``$/cancelRequest { id }`` cancels one;
-- ``s-code/agent/list {}`` → ``{ agents: [{ id, name }] }``: the other agents attached (for
-  ``s-code doctor``);
+- ``s-code/agent/list {}`` → ``{ agents: [{ id, name }] }``: the other agents attached, names
+  escaped for showing (for ``s-code doctor``);
 - from the sidecar: ``s-code/agent/output { id, method, params }``, a call's own stream.
 
 Nothing else is served on it: no mode, no approval, no editor prompt is within an agent's reach.

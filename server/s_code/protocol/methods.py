@@ -25,6 +25,7 @@ EDIT_FORMAT_SET = "s-code/editFormat/set"
 HOST_PROCESSES_LIST = "s-code/hostProcesses/list"
 HOST_PROCESSES_APPROVE = "s-code/hostProcesses/approve"
 HOST_PROCESSES_REVOKE = "s-code/hostProcesses/revoke"
+AGENTS_LIST = "s-code/agents/list"
 
 # Typed tool methods (model-facing snake_case params).
 READ_FILE = "s-code/readFile"
@@ -101,6 +102,7 @@ CONTROL_METHODS = (
     HOST_PROCESSES_LIST,
     HOST_PROCESSES_APPROVE,
     HOST_PROCESSES_REVOKE,
+    AGENTS_LIST,
 )
 NOTIFICATIONS = (
     PLAN_UPDATED,

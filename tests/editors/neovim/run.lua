@@ -447,16 +447,89 @@ function cases.commands_complete_and_show()
   check(ok, ':SCodeSandboxPreview shows the profile and that manual mode asks')
 end
 
-function cases.health_check_passes()
-  open('a.txt')
+--- The agent link the sidecar serves (s-code/agents/list), once it listens.
+local function agent_link()
+  local view
+  local ok = vim.wait(20000, function()
+    local reply = s_code.client():request_sync(require('s_code.methods').AGENTS_LIST, vim.empty_dict(), 5000)
+    view = reply and reply.result
+    return view ~= nil and type(view.socket) == 'string'
+  end, 50)
+  check(ok, 'the sidecar never listened for agents: ' .. vim.inspect(view))
+  return view
+end
+
+local function health()
   vim.cmd('checkhealth s_code')
   local text = table.concat(lines(vim.api.nvim_get_current_buf()), '\n')
+  vim.cmd('tabclose')
+  return text
+end
+
+function cases.health_check_passes()
+  open('a.txt')
+  local view = agent_link()
+  local text = health()
   check(text:find('OK Neovim', 1, true), 'Neovim version checked: ' .. text)
   check(text:find('OK server command', 1, true), 'server found')
   check(text:find('OK version: s-code', 1, true), 'version: ' .. text)
   check(text:find('sandbox: tier', 1, true), 'sandbox tier reported')
   check(text:find('OK running: s-code', 1, true), 'the running client is seen')
+  check(view.socket:find('^' .. vim.pesc(os.getenv('XDG_RUNTIME_DIR') .. '/s-code/agent-') .. '%x+%.sock$'), view.socket)
+  check(text:find('OK agent socket: ' .. view.socket, 1, true), 'the agent socket: ' .. text)
+  check(text:find('agents attached: none', 1, true), 'no agent attached: ' .. text)
   check(not text:find('ERROR', 1, true), 'no errors: ' .. text)
+end
+
+--- An agent (`s-code mcp`, driven by the MCP SDK's client: agent.py) attaches to the sidecar:
+--- its edit is asked about here, naming it; :SCodeAgents and :checkhealth list it by name until
+--- it goes away.
+function cases.agents_command_lists_an_attached_agent()
+  local buf = open('a.txt')
+  local view = agent_link()
+  local name = 'Claude Code (test agent)'
+  local script = vim.fs.normalize(plugin .. '/../../tests/editors/neovim/agent.py')
+  local out, err = {}, {}
+  answers = { 'Approve once' }
+  local proc = vim.system({ python, script, ws, name }, {
+    stdin = true,
+    stdout = function(_, data)
+      table.insert(out, data)
+    end,
+    stderr = function(_, data)
+      table.insert(err, data)
+    end,
+  })
+  local said = function()
+    return table.concat(out, '')
+  end
+  local ok = vim.wait(60000, function()
+    return said():find('"step": "patch"', 1, true) ~= nil
+  end, 20)
+  check(ok, 'the agent never finished its calls: ' .. said() .. table.concat(err, ''))
+  local steps = vim.tbl_map(vim.json.decode, vim.split(vim.trim(said()), '\n', { plain = true }))
+  eq(steps[1].is_error, false, 'the agent read a.txt')
+  eq(steps[2].is_error, false, 'the edit was approved: ' .. vim.inspect(steps[2]))
+  eq(#prompts, 1, 'the edit was asked about here')
+  check(prompts[1]:find(name, 1, true), 'the prompt names the agent: ' .. prompts[1])
+  eq(lines(buf)[1], 'AGENT', "the agent's edit is in the buffer")
+  vim.cmd('SCodeAgents')
+  local listing = require('s_code.ui').scratch('agents')
+  ok = vim.wait(10000, function()
+    return table.concat(lines(listing), '\n'):find('- ' .. name .. '  (agent-', 1, true) ~= nil
+  end, 20)
+  check(ok, ':SCodeAgents lists the agent: ' .. table.concat(lines(listing), '\n'))
+  check(table.concat(lines(listing), '\n'):find('agent socket: ' .. view.socket, 1, true), 'and the socket')
+  local text = health()
+  check(text:find('OK agents attached: ' .. name, 1, true), ':checkhealth lists it: ' .. text)
+  proc:write(nil) -- the agent goes away
+  proc:wait(20000)
+  ok = vim.wait(20000, function()
+    vim.cmd('SCodeAgents')
+    vim.wait(200)
+    return table.concat(lines(listing), '\n'):find('(no agent attached', 1, true) ~= nil
+  end, 50)
+  check(ok, 'the agent left the list: ' .. table.concat(lines(listing), '\n'))
 end
 
 local fn = cases[case]

@@ -1,5 +1,5 @@
 -- User commands: :SCodeMode, :SCodeUndoTurn, :SCodePlan, :SCodeSandboxPreview, :SCodeTools,
--- :SCodeHostProcesses, :SCodeApprove, :SCodeRevoke, :SCodeTerminals.
+-- :SCodeHostProcesses, :SCodeApprove, :SCodeRevoke, :SCodeTerminals, :SCodeAgents.
 local methods = require('s_code.methods')
 local ui = require('s_code.ui')
 
@@ -247,6 +247,44 @@ function M.terminals()
   end)
 end
 
+--- Lines for the agent link: the socket agents (`s-code mcp`) attach to, and who is attached.
+---@param view table the result of s-code/agents/list
+---@return string[]
+function M.agent_lines(view)
+  local lines = { '# s-code agents (attached over MCP: their calls are asked about here)', '' }
+  if view.socket ~= nil and view.socket ~= vim.NIL then
+    table.insert(lines, 'agent socket: ' .. view.socket)
+  else
+    table.insert(lines, 'agent socket: none (agents cannot attach to this session)')
+  end
+  for _, folder in ipairs(view.folders or {}) do
+    table.insert(lines, 'serves: ' .. folder)
+  end
+  for _, problem in ipairs(view.problems or {}) do
+    table.insert(lines, 'problem: ' .. problem)
+  end
+  table.insert(lines, '')
+  for _, a in ipairs(view.agents or {}) do
+    local name = (a.name == nil or a.name == '') and '(no call yet)' or a.name
+    table.insert(lines, ('- %s  (%s)'):format(name, a.id))
+  end
+  if #(view.agents or {}) == 0 then
+    table.insert(lines, '(no agent attached: an agent runs `s-code mcp --workspace DIR`)')
+  end
+  return lines
+end
+
+--- :SCodeAgents: the agent socket and the agents attached now.
+function M.agents()
+  s_code().request(methods.AGENTS_LIST, vim.empty_dict(), function(err, view)
+    if err then
+      vim.notify('s-code: ' .. err.message, vim.log.levels.ERROR)
+      return
+    end
+    show('agents', M.agent_lines(view))
+  end)
+end
+
 function M.tools()
   s_code().request(methods.TOOLS_LIST, vim.empty_dict(), function(err, r)
     if err then
@@ -293,6 +331,9 @@ function M.register()
   })
   create('SCodeRevoke', M.revoke, { nargs = 1, desc = 's-code: revoke a host process' })
   create('SCodeTerminals', M.terminals, { desc = 's-code: list background terminals, show or kill' })
+  create('SCodeAgents', M.agents, {
+    desc = 's-code: the agent socket and the agents (s-code mcp) attached to this session',
+  })
 end
 
 return M

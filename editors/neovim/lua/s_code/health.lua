@@ -1,8 +1,65 @@
 -- :checkhealth s_code
+local methods = require('s_code.methods')
+
 local M = {}
+
+--- The sidecar's agent link (s-code/agents/list), asked before doctor runs: doctor attaches to
+--- the link for a moment itself, and would be listed.
+---@param client vim.lsp.Client|nil
+---@return table|nil view, string|nil problem
+local function agent_view(client)
+  if client == nil then
+    return nil, nil
+  end
+  local reply, reason = client:request_sync(methods.AGENTS_LIST, vim.empty_dict(), 5000)
+  if reply == nil then
+    return nil, 'no answer (' .. tostring(reason or 'the server stopped') .. ')'
+  end
+  if reply.err then
+    return nil, reply.err.message
+  end
+  return reply.result, nil
+end
+
+---@param health table vim.health
+---@param view table|nil
+---@param problem string|nil
+local function report_agents(health, view, problem)
+  health.start('s-code agents (s-code mcp attached to this session)')
+  if view == nil then
+    if problem then
+      health.warn('could not ask the server for its agent link: ' .. problem)
+    else
+      health.info('agent socket: s-code is not running in this session')
+    end
+    return
+  end
+  if view.socket == nil or view.socket == vim.NIL then
+    health.warn('agent socket: none: agents cannot attach to this session')
+  else
+    health.ok('agent socket: ' .. view.socket)
+  end
+  for _, line in ipairs(view.problems or {}) do
+    health.warn(line)
+  end
+  local names = {}
+  for _, a in ipairs(view.agents or {}) do
+    table.insert(names, (a.name == nil or a.name == '') and ('(no call yet) ' .. a.id) or a.name)
+  end
+  if #names > 0 then
+    health.ok('agents attached: ' .. table.concat(names, ', '))
+  else
+    health.info('agents attached: none (an agent runs `s-code mcp --workspace DIR`; :SCodeAgents)')
+  end
+end
 
 function M.check()
   local health = vim.health
+  local client = vim.lsp.get_clients({ name = 's_code' })[1]
+  local ok_view, view, problem = pcall(agent_view, require('s_code').client() or client)
+  if not ok_view then
+    view, problem = nil, tostring(view)
+  end
   health.start('s-code')
   if vim.fn.has('nvim-0.11') == 1 then
     health.ok('Neovim ' .. tostring(vim.version()))
@@ -46,6 +103,7 @@ function M.check()
   else
     health.info('not running in this session (vim.lsp.enable("s_code") starts it in a workspace)')
   end
+  report_agents(health, view, problem)
 end
 
 return M

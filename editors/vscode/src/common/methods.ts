@@ -18,6 +18,7 @@ export const CODE_MODE_TOOL_CALL = 's-code/codeMode/toolCall';
 export const HOST_PROCESSES_LIST = 's-code/hostProcesses/list';
 export const HOST_PROCESSES_APPROVE = 's-code/hostProcesses/approve';
 export const HOST_PROCESSES_REVOKE = 's-code/hostProcesses/revoke';
+export const AGENTS_LIST = 's-code/agents/list';
 export const HOST_PROCESSES_UPDATED = 's-code/hostProcesses/updated';
 export const TERMINAL_OUTPUT = 's-code/terminalOutput';
 
