@@ -4,10 +4,11 @@ The SDK's ``stdio_server`` (mcp 2.3) reads whole lines with no size limit, and t
 cannot parse into an item its dispatcher drops: a request with a broken envelope
 (``"params": "str"``) is never answered and its client waits forever. This transport bounds a
 line at :data:`MAX_LINE_BYTES` (the LSP face's limit; the rest of a longer line is skipped and
-answered -32600), answers unparsable JSON -32700 and an invalid request -32600 with its id when
-one can be read, refuses batches, and drops invalid notifications and responses (nothing to
-answer). While it serves, fds 0 and 1 are moved away (stdin to /dev/null, stdout to stderr), so
-nothing else in the process can write into the protocol stream.
+answered -32600), answers unparsable JSON (deeper than the parser goes, too) -32700 and an
+invalid request -32600 with its id when one can be read, refuses batches, and drops invalid
+notifications and responses (nothing to answer). While it serves, fds 0 and 1 are moved away
+(stdin to /dev/null, stdout to stderr), so nothing else in the process can write into the
+protocol stream.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
             return
         try:
             obj = json.loads(line)
-        except ValueError:  # UnicodeDecodeError included
+        except (ValueError, RecursionError):  # UnicodeDecodeError; nested deeper than we parse
             await error(None, PARSE_ERROR, "Parse error")
             return
         if isinstance(obj, list):
