@@ -5,10 +5,10 @@ cannot parse into an item its dispatcher drops: a request with a broken envelope
 (``"params": "str"``) is never answered and its client waits forever. This transport bounds a
 line at :data:`MAX_LINE_BYTES` (the LSP face's limit; the rest of a longer line is skipped and
 answered -32600), answers unparsable JSON (deeper than the parser goes, too) -32700 and an
-invalid request -32600 with its id when one can be read, refuses batches, and drops invalid
-notifications and responses (nothing to answer). While it serves, fds 0 and 1 are moved away
-(stdin to /dev/null, stdout to stderr), so nothing else in the process can write into the
-protocol stream.
+invalid request -32600 with its id when one can be read (a request whose id is no MCP id, null
+or 1.5, with id null), refuses batches, and drops invalid notifications and responses (nothing
+to answer). While it serves, fds 0 and 1 are moved away (stdin to /dev/null, stdout to stderr),
+so nothing else in the process can write into the protocol stream.
 """
 
 from __future__ import annotations
@@ -72,6 +72,11 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
             return
         if isinstance(obj, list):
             await error(None, INVALID_REQUEST, "Batches are not supported")
+            return
+        if isinstance(obj, dict) and "method" in obj and "id" in obj and _request_id(obj) is None:
+            # null, 1.5, true: not an MCP id, and the SDK would take the request for a
+            # notification and never answer it
+            await error(None, INVALID_REQUEST, "Invalid request: the id is a string or an integer")
             return
         try:
             message = jsonrpc_message_adapter.validate_python(obj, by_name=False)
