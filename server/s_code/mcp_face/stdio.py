@@ -7,8 +7,9 @@ line at :data:`MAX_LINE_BYTES` (the LSP face's limit; the rest of a longer line 
 answered -32600), answers unparsable JSON (deeper than the parser goes, too) -32700 and an
 invalid request -32600 with its id when one can be read (a request whose id is no MCP id, null
 or 1.5, with id null), refuses batches, and drops invalid notifications and responses (nothing
-to answer). While it serves, fds 0 and 1 are moved away (stdin to /dev/null, stdout to stderr),
-so nothing else in the process can write into the protocol stream.
+to answer). A reply that echoes a lone surrogate the client sent goes out with U+FFFD in its
+place. While it serves, fds 0 and 1 are moved away (stdin to /dev/null, stdout to stderr), so
+nothing else in the process can write into the protocol stream.
 """
 
 from __future__ import annotations
@@ -42,6 +43,18 @@ Streams = tuple[
 def _request_id(obj: Any) -> str | int | None:
     rid = obj.get("id") if isinstance(obj, dict) else None
     return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+
+
+def _encode(item: SessionMessage) -> bytes:
+    """One message as a line of UTF-8 JSON. A string the client sent can come back in it (an
+    id, a tool name, a progress token) holding a lone surrogate, which a JSON escape can say and
+    UTF-8 cannot: it goes out as U+FFFD rather than ending the server."""
+    try:
+        return item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    except ValueError:  # pydantic's PydanticSerializationError
+        data = item.message.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
 
 
 @contextlib.asynccontextmanager
@@ -118,8 +131,7 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
         try:
             async with write_recv:
                 async for item in write_recv:
-                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await out.write(data.encode() + b"\n")
+                    await out.write(_encode(item) + b"\n")
                     await out.flush()
         finally:
             written.set()
