@@ -4,9 +4,11 @@ The SDK's ``stdio_server`` (mcp 2.3) reads whole lines with no size limit, and t
 cannot parse into an item its dispatcher drops: a request with a broken envelope
 (``"params": "str"``) is never answered and its client waits forever. This transport bounds a
 line at :data:`MAX_LINE_BYTES` (the LSP face's limit; the rest of a longer line is skipped and
-answered -32600), answers unparsable JSON -32700 and an invalid request -32600 with its id when
-one can be read, refuses batches, and drops invalid notifications and responses (nothing to
-answer). While it serves, fds 0 and 1 are moved away (stdin to /dev/null, stdout to stderr), so
+answered -32600), answers unparsable JSON (deeper than the parser goes, too) -32700 and an
+invalid request -32600 with its id when one can be read (a request whose id is no MCP id, null
+or 1.5, with id null), refuses batches, and drops invalid notifications and responses (nothing
+to answer). A reply that echoes a lone surrogate the client sent goes out with U+FFFD in its
+place. While it serves, fds 0 and 1 are moved away (stdin to /dev/null, stdout to stderr), so
 nothing else in the process can write into the protocol stream.
 """
 
@@ -45,6 +47,18 @@ def _request_id(obj: Any) -> str | int | None:
     return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
 
 
+def _encode(item: SessionMessage) -> bytes:
+    """One message as a line of UTF-8 JSON. A string the client sent can come back in it (an
+    id, a tool name, a progress token) holding a lone surrogate, which a JSON escape can say and
+    UTF-8 cannot: it goes out as U+FFFD rather than ending the server."""
+    try:
+        return item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    except ValueError:  # pydantic's PydanticSerializationError
+        data = item.message.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
+
+
 @contextlib.asynccontextmanager
 async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Streams]:
     wire_in, wire_out = os.dup(0), os.dup(1)
@@ -68,11 +82,16 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
             return
         try:
             obj = json.loads(line)
-        except ValueError:  # UnicodeDecodeError included
+        except (ValueError, RecursionError):  # UnicodeDecodeError; nested deeper than we parse
             await error(None, PARSE_ERROR, "Parse error")
             return
         if isinstance(obj, list):
             await error(None, INVALID_REQUEST, "Batches are not supported")
+            return
+        if isinstance(obj, dict) and "method" in obj and "id" in obj and _request_id(obj) is None:
+            # null, 1.5, true: not an MCP id, and the SDK would take the request for a
+            # notification and never answer it
+            await error(None, INVALID_REQUEST, "Invalid request: the id is a string or an integer")
             return
         try:
             message = jsonrpc_message_adapter.validate_python(obj, by_name=False)
@@ -114,8 +133,7 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
         try:
             async with write_recv:
                 async for item in write_recv:
-                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await _write_all(wire_out, data.encode() + b"\n")
+                    await _write_all(wire_out, _encode(item) + b"\n")
         finally:
             written.set()
 

@@ -17,8 +17,12 @@ _CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE)
 
 
 def frame(payload: dict[str, Any]) -> bytes:
-    """``payload`` as one framed message."""
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    """``payload`` as one framed message (a lone surrogate a peer sent, echoed back, goes out
+    as a JSON escape: it has no UTF-8)."""
+    try:
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:
+        body = json.dumps(payload, separators=(",", ":")).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
