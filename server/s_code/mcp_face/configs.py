@@ -147,8 +147,13 @@ def blocks(client: str, workspace: str | None, cwd: str) -> list[Block]:
 
 
 def snippet(client: str, workspace: str | None, cwd: str) -> str:
-    """What ``--print-config`` prints: each block under a ``# where`` line."""
-    return "\n\n".join(f"# {b.where}\n{b.text}" for b in blocks(client, workspace, cwd)) + "\n"
+    """What ``--print-config`` prints: each block under a line that says where it goes (``//``
+    before JSON and Markdown, ``#`` before TOML and shell)."""
+    return "\n\n".join(f"{label(b)}\n{b.text}" for b in blocks(client, workspace, cwd)) + "\n"
+
+
+def label(block: Block) -> str:
+    return ("# " if block.lang in ("toml", "sh") else "// ") + block.where
 
 
 def _json(value: object, indent: int | None = 2, depth: int = 0) -> str:
