@@ -2,7 +2,8 @@
 
 Attached when an editor's sidecar serves the workspace (its session, its approvals), else
 standalone on ``--workspace`` in ``--mode``; ``--print-config CLIENT`` prints how to add it to a
-client and exits.
+client and exits (the workspace named only when ``--workspace`` is given, or where the client
+does not start the server in the project's folder).
 """
 
 from __future__ import annotations
@@ -37,12 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    workspace = os.path.realpath(args.workspace or os.getcwd())
     if args.print_config:
         from s_code.mcp_face.configs import snippet
 
-        print(snippet(args.print_config, workspace))
+        pinned = os.path.realpath(args.workspace) if args.workspace else None
+        print(snippet(args.print_config, pinned, os.path.realpath(os.getcwd())), end="")
         return 0
+    workspace = os.path.realpath(args.workspace or os.getcwd())
     if not os.path.isdir(workspace):
         print(f"s-code mcp: {workspace} is not a folder", file=sys.stderr)
         return 2
