@@ -8,7 +8,9 @@ Codex CLI). It does not think: it replies from a script, a list of steps, each e
 and end the turn). The step is picked by how many tool results the request's conversation already
 holds, so a retried or repeated request gets the same answer, and the script runs in order however
 many side requests the CLI makes. Past the end of the script the last step repeats if it is a
-:class:`Final`; otherwise the reply is a final text saying the script ran out.
+:class:`Final`; otherwise the reply is a final text saying the script ran out. A step may also be
+:class:`FromResults`: made, when it is reached, from the texts of the tool results the
+conversation holds (a model that edits with the revision it just read).
 
 Every request is logged (:attr:`ScriptedModel.requests`) so a test can assert what the model was
 sent, e.g. which tool results reached it (:meth:`Request.tool_results`).
@@ -28,7 +30,7 @@ import itertools
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +54,14 @@ class Final:
     text: str
 
 
-Step = CallTool | Final
+@dataclass(frozen=True)
+class FromResults:
+    """The step ``make`` returns given the texts of the tool results so far, oldest first."""
+
+    make: Callable[[list[str]], CallTool | Final]
+
+
+Step = CallTool | Final | FromResults
 
 
 @dataclass(frozen=True)
@@ -205,13 +214,24 @@ class ScriptedModel:
             return len(self.script) - 1, last
         return None, Final(f"[scripted model: the script ended after {len(self.script)} steps]")
 
+    def reply_step(self, results: list[str]) -> tuple[int | None, CallTool | Final]:
+        """The step that answers a conversation holding ``results`` (tool result texts)."""
+        index, step = self.step_for(len(results))
+        if not isinstance(step, FromResults):
+            return index, step
+        try:
+            return index, step.make(results)
+        except Exception as exc:  # a test's mistake: the turn ends now, saying why, not hangs
+            return index, Final(f"[scripted model: step {index} failed: {exc!r}]")
+
     def next_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self._ids):04d}"
 
     # -- Anthropic Messages API ------------------------------------------------------------------
 
     def anthropic_reply(self, body: Any) -> tuple[int | None, bytes, str]:
-        index, step = self.step_for(len(_anthropic_results(body)))
+        texts = [_text_of(b.get("content")) for b in _anthropic_results(body)]
+        index, step = self.reply_step(texts)
         if isinstance(step, CallTool):
             name = step.tool if step.server is None else _claude_name(step.server, step.tool)
             block: dict[str, Any] = {
@@ -258,7 +278,7 @@ class ScriptedModel:
     # -- OpenAI Responses API --------------------------------------------------------------------
 
     def openai_reply(self, body: Any) -> tuple[int | None, bytes, str]:
-        index, step = self.step_for(len(_openai_results(body)))
+        index, step = self.reply_step([_text_of(i.get("output")) for i in _openai_results(body)])
         response_id = self.next_id("resp")
         if isinstance(step, CallTool):
             item: dict[str, Any] = {

@@ -8,7 +8,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from tests.agents.scripted_model import CallTool, Final, ScriptedModel, Step
+from tests.agents.scripted_model import CallTool, Final, FromResults, ScriptedModel, Step
 
 SCRIPT: list[Step] = [CallTool("s-code", "read-file", {"path": "a.txt"}), Final("read it")]
 
@@ -119,3 +119,24 @@ def test_past_the_script_a_final_repeats_and_an_unscripted_path_is_logged() -> N
         ("/v1/responses", "openai"),
         ("/v1/other", "other"),
     ]
+
+
+def test_a_step_made_from_the_results_uses_what_the_tool_returned() -> None:
+    """A FromResults step gets the texts of the tool results so far; a maker that fails ends the
+    turn with a text saying why (the CLI then finishes instead of waiting on a dead request)."""
+    script: list[Step] = [
+        CallTool("s-code", "read_file", {"path": "a.txt"}),
+        FromResults(lambda seen: CallTool("s-code", "apply_patch", {"rev": seen[-1][-4:]})),
+        FromResults(lambda seen: Final(seen[5])),
+    ]
+    with ScriptedModel(script) as model:
+        first = {"type": "function_call_output", "call_id": "c1", "output": "revision 12ab"}
+        _, payload = post(model, "/v1/responses", {"input": [first]})
+        call = events(payload)[1]["item"]
+        assert (call["name"], json.loads(call["arguments"])) == ("apply_patch", {"rev": "12ab"})
+
+        second = {"type": "function_call_output", "call_id": "c2", "output": "applied"}
+        _, payload = post(model, "/v1/responses", {"input": [first, second]})
+        text = events(payload)[1]["item"]["content"][0]["text"]
+        assert text.startswith("[scripted model: step 2 failed: IndexError("), text
+    assert [r.step for r in model.conversation()] == [1, 2]

@@ -9,6 +9,8 @@ import json
 import os
 import sqlite3
 import subprocess
+import threading
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -311,6 +313,76 @@ def test_an_editor_that_cannot_show_the_prompt_is_denied_honestly(tmp_path: Path
         assert not (root / "z.txt").exists()
     finally:
         client.close()
+
+
+class LateEditor(StdioClient):
+    """An editor whose user has not looked yet: each prompt is held unanswered until
+    :meth:`answer`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.held: list[dict[str, Any]] = []
+        super().__init__(**kwargs)
+
+    def _answer(self, msg: dict[str, Any]) -> None:
+        if msg["method"] == "window/showMessageRequest":
+            self.held.append(msg)
+        else:
+            super()._answer(msg)
+
+    def answer(self, title: str) -> None:
+        for msg in self.held:
+            self._send({"jsonrpc": "2.0", "id": msg["id"], "result": {"title": title}})
+
+
+def test_an_approval_that_comes_after_the_call_was_cancelled_does_nothing(
+    tmp_path: Path,
+) -> None:
+    """The call waiting on a prompt is cancelled (an agent gave up, the user cancelled), then the
+    user approves: nothing is written, and the late answer is dropped quietly (no traceback in the
+    server's log, which the same answer in time does not produce either)."""
+    root = workspace(tmp_path / "ws")
+    log = tmp_path / "server.log"
+    with log.open("w") as stderr:
+        client = LateEditor(
+            env={**os.environ, "S_CODE_STATE_DIR": str(tmp_path / "state")}, stderr=stderr
+        )
+        try:
+            client.initialize(str(root), capabilities={}, options={"permissionMode": "manual"})
+            params = {"files": [{"path": "z.txt", "expected_revision": None, "content": "x\n"}]}
+            replies: list[dict[str, Any]] = []
+            asking = threading.Thread(
+                target=lambda: replies.append(
+                    client.request_raw(methods.APPLY_PATCH, params, msg_id="late")
+                )
+            )
+            asking.start()
+            deadline = time.monotonic() + TIMEOUT
+            while not client.held and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert len(client.held) == 1, "the prompt never came"
+            client.notify("$/cancelRequest", {"id": "late"})
+            asking.join(TIMEOUT)
+            assert replies and replies[0]["error"]["data"]["kind"] == "cancelled", replies
+            client.answer("Approve once")
+            # the control: the same answer in time approves and writes
+            client.held.clear()
+            waiting = threading.Thread(
+                target=lambda: replies.append(client.request_raw(methods.APPLY_PATCH, params))
+            )
+            waiting.start()
+            while not client.held and time.monotonic() < deadline:
+                time.sleep(0.02)
+            # asked again, so the late answer was handled before: it wrote nothing
+            assert len(client.held) == 1 and not (root / "z.txt").exists()
+            client.answer("Approve once")
+            waiting.join(TIMEOUT)
+            assert replies[1]["result"]["applied"][0]["path"] == "z.txt", replies
+        finally:
+            client.close()  # its round trip: the late answer was handled before it
+    assert (root / "z.txt").read_text() == "x\n"
+    assert len(replies) == 2
+    text = log.read_text()
+    assert "Traceback" not in text and "failed to handle" not in text, text
 
 
 def _audit(state: Path) -> list[tuple[Any, ...]]:

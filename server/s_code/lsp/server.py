@@ -78,6 +78,17 @@ class SCodeProtocol(LanguageServerProtocol):
             self._server._report_server_error(exc, JsonRpcInternalError)
         return True
 
+    def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """The editor's answer to a request s-code stopped waiting for (a prompt whose call was
+        cancelled or whose agent went away, an applyEdit that timed out) is dropped: it decides
+        nothing now. pygls would set it on the cancelled future and log a traceback."""
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            self._request_futures.pop(msg_id, None)
+            log.info("the editor answered request %s after s-code stopped waiting; dropped", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(
         self, params: types.InitializeParams
