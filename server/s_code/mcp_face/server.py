@@ -143,7 +143,16 @@ async def _settled(work: asyncio.Future[Any]) -> Any:
 
 
 def _result(data: dict[str, Any]) -> types.CallToolResult:
-    return types.CallToolResult.model_validate(data, by_name=False)
+    """The result, built without a validation pass: its parts are ours (one text block, the
+    wire result), and the SDK checks the shape once more when it sends it."""
+    content: list[types.ContentBlock] = [
+        types.TextContent.model_construct(type="text", text=c["text"]) for c in data["content"]
+    ]
+    return types.CallToolResult.model_construct(
+        content=content,
+        structured_content=data.get("structuredContent"),
+        is_error=data.get("isError", False),
+    )
 
 
 def _sink(ctx: Any) -> Callable[[str, dict[str, Any]], None]:
