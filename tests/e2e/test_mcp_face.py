@@ -337,6 +337,19 @@ def manual(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield Served(peer, ws, base)
 
 
+@pytest.fixture(scope="module", params=["legacy", "auto"], ids=["2025", "2026"])
+def asking(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Served]:
+    """A client that can answer elicitation, on a server in manual mode: at 2025 it is asked
+    with ``elicitation/create``, at 2026 the question comes back as an ``input_required``
+    result and the SDK client calls again with the answer."""
+    base = tmp_path_factory.mktemp(f"asking-{request.param}")
+    ws = make_workspace(base / "ws")
+    with agent(ws, base / "agent", request.param, "manual") as peer:
+        yield Served(peer, ws, base)
+
+
 def _patch(a: Agent, ws: Path, name: str) -> tuple[Path, types.CallToolResult]:
     target = ws / name
     target.write_text("before\n")
@@ -345,10 +358,10 @@ def _patch(a: Agent, ws: Path, name: str) -> tuple[Path, types.CallToolResult]:
     return target, a.call("apply_patch", {"files": [entry]})
 
 
-def test_approve_through_elicitation_writes(manual: Served) -> None:
-    a = manual.agent
+def test_approve_through_elicitation_writes(asking: Served) -> None:
+    a = asking.agent
     a.answer, a.asked[:] = "approve", []
-    target, result = _patch(a, manual.ws, "approved.txt")
+    target, result = _patch(a, asking.ws, "approved.txt")
     assert not result.is_error, result.structured_content
     assert target.read_text() == "after\n"
     (question,) = a.asked
@@ -356,10 +369,12 @@ def test_approve_through_elicitation_writes(manual: Served) -> None:
 
 
 @pytest.mark.parametrize("answer", ["deny", "decline", "cancel", "unreadable", "error"])
-def test_anything_but_approve_is_a_denial(manual: Served, answer: str) -> None:
-    a = manual.agent
+def test_anything_but_approve_is_a_denial(asking: Served, answer: str) -> None:
+    a = asking.agent
+    if answer == "error" and a.modern:
+        pytest.skip("at 2026 a client error ends the call in the client (it never calls again)")
     a.answer, a.asked[:] = answer, []
-    target, result = _patch(a, manual.ws, f"kept-{answer}.txt")
+    target, result = _patch(a, asking.ws, f"kept-{answer}.txt")
     assert _error(result)["kind"] == "approval_denied"
     assert target.read_text() == "before\n"
     (question,) = a.asked
@@ -392,38 +407,63 @@ def test_a_call_cancelled_while_it_asks_never_writes(manual: Served) -> None:
     assert target.read_text() == "before\n", a.held
 
 
-def test_a_command_in_manual_mode_asks(manual: Served) -> None:
-    a, made = manual.agent, f"made-{uuid.uuid4().hex[:8]}"
+def test_a_command_in_manual_mode_asks(asking: Served) -> None:
+    a, made = asking.agent, f"made-{uuid.uuid4().hex[:8]}"
     a.answer, a.asked[:] = "deny", []
     denied = a.call("run_command", {"command": ["touch", made]})
     assert _error(denied)["kind"] == "approval_denied"
-    assert not (manual.ws / made).exists()
+    assert not (asking.ws / made).exists()
     assert len(a.asked) == 1 and made in a.asked[0]
     a.answer = "approve"
     ran = a.ok("run_command", {"command": ["touch", made]})
-    assert ran["exit_code"] == 0 and (manual.ws / made).exists()
+    assert ran["exit_code"] == 0 and (asking.ws / made).exists()
     assert len(a.asked) == 2 and made in a.asked[1]
 
 
-@pytest.mark.parametrize(
-    ("era", "elicitation"),
-    [("legacy", False), ("auto", True)],
-    ids=["2025-without-elicitation", "2026-not-yet"],
-)
-def test_without_a_prompt_the_call_fails_closed(
-    tmp_path: Path, era: str, elicitation: bool
-) -> None:
-    """A client that cannot be asked gets ``no_prompt`` and how to get a prompt. At 2026 (no
-    server-to-client requests) s-code does not take the ``input_required`` round yet, so even a
-    client with an elicitation callback fails closed: current behaviour, documented here."""
+@pytest.mark.parametrize("era", ["legacy", "auto"], ids=["2025", "2026"])
+def test_without_a_prompt_the_call_fails_closed(tmp_path: Path, era: str) -> None:
+    """A client that cannot be asked (no elicitation) gets ``no_prompt`` and how to get one."""
     ws = make_workspace(tmp_path / "ws")
-    with agent(ws, tmp_path / "agent", era, "manual", elicitation=elicitation) as a:
+    with agent(ws, tmp_path / "agent", era, "manual", elicitation=False) as a:
         target, result = _patch(a, ws, "untouched.txt")
         data = _error(result)
         assert data["kind"] == "approval_denied" and data["reason"] == "no_prompt"
         assert "editor" in data["message"] and "--mode" in data["message"]
         assert target.read_text() == "before\n"
         assert a.asked == []
+
+
+def test_a_2026_answer_nobody_asked_for_approves_nothing(asking: Served) -> None:
+    """An ``inputResponses`` approval sent with a call s-code never asked about (or with a state
+    it did not mint) is no answer: the call asks, and is denied when the user denies."""
+    a = asking.agent
+    if not a.modern:
+        pytest.skip("input_required rounds are 2026's")
+    target = asking.ws / "forged.txt"
+    target.write_text("before\n")
+    revision = a.ok("read_file", {"path": "forged.txt"})["revision"]
+    entry = {"path": "forged.txt", "expected_revision": revision, "content": "after\n"}
+    forged = types.ElicitResult(action="accept", content={"decision": "approve"})
+    state = ["s-code-made-up"]
+
+    async def send() -> Any:
+        assert a.client is not None
+        return await a.client.session.call_tool(
+            "apply_patch",
+            {"files": [entry]},
+            input_responses={"approval": forged},
+            request_state=state[0],
+            allow_input_required=True,
+        )
+
+    reply = a.run(send)
+    assert isinstance(reply, types.InputRequiredResult), reply  # asked, not approved
+    assert target.read_text() == "before\n"
+    # positive control: the same answer with the state s-code minted for that question approves
+    state[0] = reply.request_state
+    done = a.run(send)
+    assert isinstance(done, types.CallToolResult) and not done.is_error, done
+    assert target.read_text() == "after\n"
 
 
 # 7. hostile input on the raw pipe --------------------------------------------------------------

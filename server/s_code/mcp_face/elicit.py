@@ -1,8 +1,9 @@
 """Approvals in a standalone session: the agent's own client asks its user (MCP elicitation).
 
-Only where the connection's revision lets the server ask the client (the 2025 revisions'
-``elicitation/create``) and the client declared it can; the card's one-line question and its
-whole text are the message, and the answer is a choice of ``approve`` or ``deny``. Anything but an
+Only where the client declared it can (``elicitation``); the card's one-line question and its
+whole text are the message, and the answer is a choice of ``approve`` or ``deny``; on a
+2026-07-28 connection the same question goes back as the call's ``input_required`` result
+(:mod:`s_code.mcp_face.rounds`). Anything but an
 accepted ``approve`` is a denial: declined, cancelled, an unreadable answer, no answer within
 :data:`ANSWER_TIMEOUT_S`. Where the client cannot be asked, the call fails closed
 (``approval_denied``, ``reason: "no_prompt"``) with a message that says how to get a prompt.
@@ -22,6 +23,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from s_code.approvals.approver import PromptUnavailable
 from s_code.approvals.cards import Card
 from s_code.approvals.render import document, message
+from s_code.mcp_face.rounds import Rounds
 
 ANSWER_TIMEOUT_S = 300.0
 MAX_TEXT = 6000
@@ -46,6 +48,33 @@ REQUEST: contextvars.ContextVar[Any] = contextvars.ContextVar("s_code_mcp_reques
 """The MCP request being served (``ServerRequestContext``), set by the face for each call."""
 
 
+ROUNDS: contextvars.ContextVar[Rounds | None] = contextvars.ContextVar(
+    "s_code_mcp_rounds", default=None
+)
+"""A 2026-07-28 call's approval rounds (:mod:`s_code.mcp_face.rounds`), set by the face."""
+
+
+def prompt_text(card: Card) -> str:
+    """What the agent's client shows its user: the one-line question, then the whole card."""
+    text = f"{message(card)}\n\n{document(card)}"
+    if len(text) > MAX_TEXT:
+        text = text[: MAX_TEXT - 40] + "\n… (the rest of the card is cut here)"
+    return text
+
+
+def approved(answer: Any) -> bool:
+    """An answer approves only as an accepted ``approve`` (anything else is a denial)."""
+    if isinstance(answer, dict):
+        try:
+            answer = types.ElicitResult.model_validate(answer)
+        except ValueError:
+            return False
+    if not isinstance(answer, types.ElicitResult):
+        return False
+    content = answer.content if isinstance(answer.content, dict) else {}
+    return answer.action == "accept" and content.get("decision") == "approve"
+
+
 class ElicitApprover:
     def __init__(self, timeout_s: float = ANSWER_TIMEOUT_S) -> None:
         self.timeout_s = timeout_s
@@ -54,17 +83,15 @@ class ElicitApprover:
         ctx = REQUEST.get()
         if ctx is None:
             raise PromptUnavailable(f"no client to ask: {HOW}")
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            raise PromptUnavailable(
-                f"this client speaks MCP {ctx.protocol_version}, whose approval rounds s-code "
-                f"does not take yet: {HOW}"
-            )
         wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
         if not ctx.session.check_client_capability(wanted):
             raise PromptUnavailable(f"this MCP client cannot show an approval prompt: {HOW}")
-        text = f"{message(card)}\n\n{document(card)}"
-        if len(text) > MAX_TEXT:
-            text = text[: MAX_TEXT - 40] + "\n… (the rest of the card is cut here)"
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # the question goes back as a result
+            rounds = ROUNDS.get()
+            if rounds is None:
+                raise PromptUnavailable(f"no approval round for this call: {HOW}")
+            return await rounds.ask(card)
+        text = prompt_text(card)
         try:
             with anyio.fail_after(self.timeout_s):
                 answer = await ctx.session.elicit_form(
@@ -76,5 +103,4 @@ class ElicitApprover:
             raise PromptUnavailable(
                 f"the client could not show the prompt ({exc}): {HOW}"
             ) from None
-        content = answer.content if isinstance(answer.content, dict) else {}
-        return answer.action == "accept" and content.get("decision") == "approve"
+        return approved(answer)

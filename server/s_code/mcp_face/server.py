@@ -31,9 +31,11 @@ from pydantic import ValidationError
 
 from s_code import __version__
 from s_code.approvals.caller import Caller
+from s_code.approvals.cards import Card
 from s_code.mcp_face import results
 from s_code.mcp_face.backend import Backend
-from s_code.mcp_face.elicit import REQUEST
+from s_code.mcp_face.elicit import REQUEST, ROUNDS, SCHEMA, approved, prompt_text
+from s_code.mcp_face.rounds import Ledger, Rounds, call_digest
 from s_code.mcp_face.stdio import hardened_stdio
 from s_code.protocol import methods
 from s_code.protocol.errors import ErrorKind, SCodeError
@@ -60,6 +62,7 @@ class Face:
         self.id = "agent-" + uuid.uuid4().hex[:12]
         self.loaded: set[str] = set()
         self.bus = InMemorySubscriptionBus()
+        self.ledger = Ledger()
         self.server: Server[Any] = Server(
             "s-code",
             version=__version__,
@@ -87,16 +90,44 @@ class Face:
 
     async def call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         name, arguments = params.name, params.arguments if params.arguments is not None else {}
-        caller = Caller(self.id, client_name(ctx), _sink(ctx))
-        token = REQUEST.set(ctx)
+        rounds: Rounds | None = None
+        work: asyncio.Future[Any] | None = None
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            digest = call_digest(name, arguments)
+            again = None
+            if params.input_responses:  # an answer counts only for the question we asked
+                again = self.ledger.take(params.request_state, digest)
+            if again is not None:
+                if not again.answer.done():
+                    answers = params.input_responses or {}
+                    again.answer.set_result(approved(answers.get("approval")))
+                work, rounds = again.work, again.rounds
+            else:
+                rounds = Rounds(digest)
+        if work is None:
+            caller = Caller(self.id, client_name(ctx), _sink(ctx))
+            tokens = (REQUEST.set(ctx), ROUNDS.set(rounds))
+            try:
+                work = asyncio.ensure_future(self.backend.call(name, arguments, caller))
+            finally:
+                ROUNDS.reset(tokens[1])
+                REQUEST.reset(tokens[0])
+            work.add_done_callback(_retrieved)
         try:
-            work = asyncio.ensure_future(self.backend.call(name, arguments, caller))
-        finally:
-            REQUEST.reset(token)
-        try:
-            wire = await _settled(work)
+            asked = await _settled(work, rounds)
+            if asked is not None:  # a question for the user: it goes back as the result
+                card, answer = asked
+                state = self.ledger.park(work, rounds, answer)  # type: ignore[arg-type]
+                form = types.ElicitRequestFormParams(
+                    message=prompt_text(card), requested_schema=SCHEMA
+                )
+                return types.InputRequiredResult(
+                    input_requests={"approval": types.ElicitRequest(params=form)},
+                    request_state=state,
+                )
+            wire = work.result()
         except SCodeError as err:
             return _result(results.failure(err))
         except Exception as exc:  # a bug: logged, never shown
@@ -127,19 +158,37 @@ class Face:
             await self.server.run(read, write, options)
 
 
-async def _settled(work: asyncio.Future[Any]) -> Any:
-    """``work``'s outcome. When the request is cancelled (the client's
+async def _settled(
+    work: asyncio.Future[Any], rounds: Rounds | None
+) -> tuple[Card, asyncio.Future[bool]] | None:
+    """Wait until ``work`` is done (None), or asks the user a question on a 2026 connection
+    (the card and where its answer goes). When the request is cancelled (the client's
     ``notifications/cancelled``, or the client going away), ``work`` is cancelled once, as
     ``$/cancelRequest`` does on the LSP face, and waited for with the cancellation held off, so
     its cleanup runs whole; then the cancellation goes on."""
+    question = asyncio.ensure_future(rounds.asked.get()) if rounds is not None else None
+    waiting: set[asyncio.Future[Any]] = {work} if question is None else {work, question}
     try:
-        return await asyncio.shield(work)
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
+        if question is not None:
+            question.cancel()
         work.cancel()
         with anyio.CancelScope(shield=True):
             with contextlib.suppress(BaseException):
                 await asyncio.wait({work})
         raise
+    if question is not None:
+        if question.done() and not work.done():
+            return question.result()
+        question.cancel()
+    return None
+
+
+def _retrieved(work: asyncio.Future[Any]) -> None:
+    """A call whose question was never answered ends unread: its outcome is not an error."""
+    if not work.cancelled():
+        work.exception()
 
 
 def _result(data: dict[str, Any]) -> types.CallToolResult:
