@@ -154,8 +154,11 @@ class Face:
     async def serve(self) -> None:
         options = self.server.create_initialization_options(NotificationOptions(tools_changed=True))
         options.capabilities.logging = types.LoggingCapability()
-        async with hardened_stdio() as (read, write):
-            await self.server.run(read, write, options)
+        try:
+            async with hardened_stdio() as (read, write):
+                await self.server.run(read, write, options)
+        finally:
+            self.ledger.close()  # questions still out: denied, their calls end
 
 
 async def _settled(
