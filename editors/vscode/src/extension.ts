@@ -1,6 +1,7 @@
 // s-code for VS Code: starts the sidecar over stdio, answers approval cards with a modal, shows the
-// mode and sandbox tier, streams command output and code mode's child calls, and exports callTool
-// for agent extensions.
+// mode and sandbox tier, streams command output and code mode's child calls, exports callTool
+// for agent extensions, and offers `s-code mcp` (attached to the sidecar) to VS Code's own MCP
+// support.
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
@@ -19,6 +20,7 @@ import * as methods from './common/methods';
 import { Backoff } from './common/restart';
 import { type ServerCommand, resolveServer } from './common/server';
 import { type HostView, hostActions, hostItems, pendingCount } from './common/hosts';
+import { type Offer, mcpCommand, offerMcpServer } from './common/mcpServer';
 import { CodeModeView, type ToolCallNote } from './common/codeMode';
 import { type TerminalEntry, type TerminalNote, TerminalStreams, channelName, terminalActions, terminalItems } from './common/terminals';
 import {
@@ -93,7 +95,9 @@ export async function activate(context: vscode.ExtensionContext) {
     status.tooltip = new vscode.MarkdownString(statusTooltip(mode, tier));
   };
 
-  const { command, args, source } = serverCommand();
+  const server = serverCommand();
+  const { command, args, source } = server;
+  const sidecarEnv = { ...process.env }; // what the language client gives the server
   output.info(`s-code: starting ${command} ${args.join(' ')} (found: ${source})`);
   const serverOptions: ServerOptions = { command, args };
   const backoff = new Backoff();
@@ -194,6 +198,7 @@ export async function activate(context: vscode.ExtensionContext) {
   const plan0 = await client.sendRequest<{ plan?: { step: string; status: string }[] }>(methods.PLAN_GET, {});
   plan = planLines(plan0); // kept by the server across restarts
   planTree.update(plan0);
+  offerMcp(context, output, server, sidecarEnv);
 
   const show = (kind: string, markdown: string) => details.show(kind, markdown);
   const request = <T>(method: string, params: unknown) => client!.sendRequest<T>(method, params);
@@ -297,6 +302,33 @@ export async function activate(context: vscode.ExtensionContext) {
 
 export async function deactivate() {
   await client?.stop();
+}
+
+/** s-code among VS Code's own MCP servers (agent mode): `s-code mcp --workspace <folder>` per
+ * folder, run by the same s-code with the sidecar's XDG_RUNTIME_DIR and S_CODE_STATE_DIR, so it
+ * attaches to this sidecar and the modal asks (src/common/mcpServer.ts). */
+function offerMcp(
+  context: vscode.ExtensionContext,
+  output: vscode.LogOutputChannel,
+  server: ServerCommand,
+  env: Record<string, string | undefined>,
+): void {
+  const version = String((context.extension.packageJSON as { version?: string }).version ?? '');
+  let offer: Offer;
+  try {
+    offer = offerMcpServer(vscode, { server, env, version }, (line) => output.info(line));
+  } catch (err) {
+    output.warn(`s-code: VS Code refused s-code's MCP server provider: ${String(err)}`);
+    return;
+  }
+  if ('skipped' in offer) {
+    output.info(`s-code: not offered as an MCP server: ${offer.skipped}`);
+    return;
+  }
+  if (!mcpCommand(server)) {
+    output.warn('s-code: the server command has no "serve" to turn into "mcp"; no MCP server is offered');
+  }
+  context.subscriptions.push(...offer.disposables);
 }
 
 /** No server could start: the setting to point at it, or how to install it. */

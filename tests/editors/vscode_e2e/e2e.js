@@ -9,9 +9,15 @@
 //     editor; the notice's "Undo" takes it back;
 //  5. the agent fixes the file in its editor, then runs a command: the command sees the fix (the
 //     editor was saved first), and the output view shows the run's header and exit line;
-//  6. the server is killed: the extension restarts it, and the next call is answered;
-//  7. with a server command that does not exist, the status bar says "not running", with a fix.
-// Exits non-zero on the first failure. SHOTS: a folder for the screenshots (prompt, details).
+//  6. VS Code's own MCP support starts `s-code mcp` from the extension's provider, attached to this
+//     window's sidecar, and lists its tools (vscode.lm.tools); a read-only tool invoked through
+//     VS Code (vscode.lm.invokeTool) answers without a prompt; an edit asks VS Code's own
+//     confirmation, then the s-code modal, which names the agent: Deny leaves no file, "Approve
+//     once" writes it; sCode.mcpServer.enabled off takes the tools away and ends the process;
+//  7. the server is killed: the extension restarts it, and the next call is answered;
+//  8. with a server command that does not exist, the status bar says "not running", with a fix.
+// Exits non-zero on the first failure. SHOTS: a folder for the screenshots (prompt, details, the
+// prompt of an MCP call).
 const fs = require('node:fs');
 const path = require('node:path');
 const { chromium } = require('playwright-core');
@@ -23,9 +29,9 @@ function killServer(stateDir) {
   let killed = 0;
   for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
-      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-      if (cmd.includes('s_code') && cmd.includes('serve') && env.includes(`S_CODE_STATE_DIR=${stateDir}`)) {
+      if (argv.includes('s_code') && argv.includes('serve') && env.includes(`S_CODE_STATE_DIR=${stateDir}`)) {
         process.kill(Number(pid), 'SIGKILL');
         killed++;
       }
@@ -34,6 +40,25 @@ function killServer(stateDir) {
     }
   }
   if (killed !== 1) throw new Error(`expected one server to kill, found ${killed}`);
+}
+
+/** The `s-code mcp` processes serving `workspace` (VS Code starts them from the provider). */
+function mcpServers(workspace) {
+  const found = [];
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (argv.includes('s_code') && argv.includes('mcp') && argv.includes(workspace)) found.push(Number(pid));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+async function clearNotices(page) {
+  await palette(page, 'Notifications: Clear All Notifications');
+  await page.keyboard.press('Escape');
 }
 
 async function palette(page, command) {
@@ -179,7 +204,63 @@ async function main() {
     await page.getByRole('treeitem', { name: /Run the tests/ }).waitFor({ timeout: 10000 });
     console.log('E2E the undo picker lists the turns; the plan shows as a live tree');
 
-    // 6. the server crashes: it is restarted, and the agent's next call is asked again
+    // 6. s-code in VS Code's own MCP support, attached to this window's sidecar
+    await clearNotices(page);
+    const mcpStarted = Date.now();
+    const took = []; // each part's time, for the log
+    let last = mcpStarted;
+    const lap = (what) => {
+      took.push(`${what} ${Date.now() - last} ms`);
+      last = Date.now();
+    };
+    await palette(page, 's-code agent: list the MCP tools');
+    const listed = await (await notice(page, /agent: MCP tools/, 60000)).innerText();
+    for (const tool of ['read_file', 'apply_patch', 'run_command', 'tool_search']) {
+      if (!listed.includes(`mcp_s-code_${tool}`)) throw new Error(`VS Code does not list ${tool}: ${listed}`);
+    }
+    if (mcpServers(WORKSPACE).length !== 1) throw new Error(`s-code mcp processes: ${mcpServers(WORKSPACE)}`);
+    lap('list');
+    console.log('E2E VS Code started s-code mcp from the provider and lists its tools');
+    await palette(page, 's-code agent: read b.txt over MCP');
+    const read = await (await notice(page, /agent: MCP read/)).innerText();
+    if (!read.includes('the other file') || (await dialog.isVisible())) throw new Error(`read over MCP: ${read}`);
+    lap('read');
+    console.log('E2E a read-only tool invoked through VS Code answers without a prompt');
+    const created = path.join(WORKSPACE, 'c.txt');
+    for (const [button, outcome] of [['Deny', /approval_denied/], ['Approve once', /"created":\s*true/]]) {
+      await clearNotices(page);
+      await palette(page, 's-code agent: create c.txt over MCP');
+      // VS Code's own confirmation of a tool that is not read-only, outside a chat ...
+      await dialog.filter({ hasText: 'Run Edit files' }).waitFor({ timeout: 30000 });
+      await dialog.getByRole('button', { name: 'Yes' }).click();
+      // ... then the s-code modal, which names the agent (MCP clientInfo: code-server here)
+      const asked = dialog.filter({ hasText: 's-code, for the agent' });
+      await asked.waitFor({ timeout: 30000 });
+      const question = await asked.innerText();
+      if (!question.includes('s-code, for the agent code-server: Edit c.txt (new, 1 line)?')) {
+        throw new Error(`unexpected approval dialog: ${question}`);
+      }
+      if (SHOTS && button === 'Deny') await page.screenshot({ path: path.join(SHOTS, 'vscode-mcp-prompt.png') });
+      await asked.getByRole('button', { name: button }).click();
+      const said = await (await notice(page, /agent: MCP edit/)).innerText();
+      if (!outcome.test(said)) throw new Error(`${button}: ${said}`);
+      if (button === 'Deny' && fs.existsSync(created)) throw new Error('denied, and yet c.txt was written');
+      lap(button);
+    }
+    if (fs.readFileSync(created, 'utf8') !== 'written over MCP\n') throw new Error('c.txt is not what was approved');
+    console.log('E2E an edit over MCP: VS Code confirms, the s-code modal names the agent; Deny writes nothing, Approve writes');
+    await clearNotices(page);
+    await palette(page, 's-code agent: turn the s-code MCP server off');
+    const off = await (await notice(page, /agent: sCode.mcpServer.enabled is off/)).innerText();
+    if (!off.includes('MCP tools: none')) throw new Error(`still listed: ${off}`);
+    for (const deadline = Date.now() + 15000; mcpServers(WORKSPACE).length > 0; await page.waitForTimeout(100)) {
+      if (Date.now() > deadline) throw new Error(`s-code mcp still runs: ${mcpServers(WORKSPACE)}`);
+    }
+    lap('off');
+    console.log('E2E sCode.mcpServer.enabled off: VS Code lists none of its tools and s-code mcp has ended');
+    console.log(`E2E (the MCP steps took ${Date.now() - mcpStarted} ms: ${took.join(', ')})`);
+
+    // 7. the server crashes: it is restarted, and the agent's next call is asked again
     await palette(page, 'Notifications: Clear All Notifications');
     await page.keyboard.press('Escape');
     killServer(process.env.STATE_DIR);
@@ -191,7 +272,7 @@ async function main() {
     await notice(page, /agent: approval_denied/);
     console.log('E2E after a crash the server was restarted and answers');
 
-    // 7. no server at all: the status bar says so, with a way to fix it
+    // 8. no server at all: the status bar says so, with a way to fix it
     fs.writeFileSync(SETTINGS, JSON.stringify({ ...JSON.parse(fs.readFileSync(SETTINGS, 'utf8')), 'sCode.server.command': ['/nonexistent/s-code', 'serve'] }));
     await page.reload();
     await page.getByText('s-code: not running').waitFor({ timeout: 90000 });

@@ -24,6 +24,9 @@ export interface Card {
   target: string;
   digest: string;
   details: Record<string, unknown>;
+  /** The attached agent that asks (its MCP clientInfo name, escaped), when not the editor's own:
+   * the server's message already names it ("s-code, for the agent X: ..."), and so does the text. */
+  requestedBy?: string;
   /** The one-line question, rendered by the server. */
   message: string;
   /** The whole card, rendered by the server. */

@@ -1,5 +1,6 @@
 // The embedded agent of the end-to-end test: it reads and edits the active editor's file and runs
-// commands through s-code's callTool API only, and says what happened in a notification.
+// commands through s-code's callTool API, lists and calls s-code's tools through VS Code's own MCP
+// support, and says what happened in a notification.
 const vscode = require('vscode');
 
 async function sCode() {
@@ -17,6 +18,22 @@ async function editFirstLine(api, doc, text) {
 
 function report(err) {
   vscode.window.showErrorMessage(`agent: ${err.data ? err.data.kind : ''} ${err.message}`);
+}
+
+// VS Code's own MCP support: s-code's server, as the s-code extension's provider defines it (the
+// definition's id is the extension's id and the label), started by VS Code; its tools as
+// vscode.lm.tools lists them, invoked with vscode.lm.invokeTool outside a chat.
+const S_CODE_MCP_SERVER = 's-code.s-code/s-code';
+
+async function mcpTools() {
+  await vscode.commands.executeCommand('workbench.mcp.startServer', S_CODE_MCP_SERVER, { waitForLiveTools: true });
+  return vscode.lm.tools.filter((t) => t.name.startsWith('mcp_s-code_')).map((t) => t.name);
+}
+
+async function mcpCall(name, input) {
+  await mcpTools();
+  const result = await vscode.lm.invokeTool(`mcp_s-code_${name}`, { input, toolInvocationToken: undefined });
+  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : JSON.stringify(part))).join('\n');
 }
 
 exports.activate = (context) => {
@@ -41,6 +58,38 @@ exports.activate = (context) => {
       } catch (err) {
         report(err);
       }
+    }),
+    vscode.commands.registerCommand('sCodeAgent.mcpList', async () => {
+      try {
+        vscode.window.showInformationMessage(`agent: MCP tools: ${(await mcpTools()).join(' ') || 'none'}`);
+      } catch (err) {
+        report(err);
+      }
+    }),
+    vscode.commands.registerCommand('sCodeAgent.mcpRead', async () => {
+      try {
+        vscode.window.showInformationMessage(`agent: MCP read: ${await mcpCall('read_file', { path: 'b.txt' })}`);
+      } catch (err) {
+        report(err);
+      }
+    }),
+    vscode.commands.registerCommand('sCodeAgent.mcpCreate', async () => {
+      try {
+        const files = [{ path: 'c.txt', expected_revision: null, content: 'written over MCP\n' }];
+        vscode.window.showInformationMessage(`agent: MCP edit: ${await mcpCall('apply_patch', { files })}`);
+      } catch (err) {
+        report(err);
+      }
+    }),
+    // The user turns s-code's MCP server off (as the Settings editor would: the configuration API);
+    // then what VS Code lists of s-code's tools, once they are gone (or after 15 s).
+    vscode.commands.registerCommand('sCodeAgent.mcpOff', async () => {
+      await vscode.workspace.getConfiguration('sCode').update('mcpServer.enabled', false, vscode.ConfigurationTarget.Global);
+      const listed = () => vscode.lm.tools.filter((t) => t.name.startsWith('mcp_s-code_')).map((t) => t.name);
+      for (const until = Date.now() + 15000; listed().length > 0 && Date.now() < until; ) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      vscode.window.showInformationMessage(`agent: sCode.mcpServer.enabled is off; MCP tools: ${listed().join(' ') || 'none'}`);
     }),
     vscode.commands.registerCommand('sCodeAgent.plan', async () => {
       const api = await sCode();
