@@ -16,12 +16,15 @@ const SAMPLE = resolve(dirname(fileURLToPath(import.meta.url)), '../../../sample
 
 let server: ChildProcess;
 let conn: MessageConnection;
-let root: string;
+let root: string; // the workspace
+let home: string; // beside it: s-code's state and configuration (a workspace holding them is refused)
 let cards: { kind: string; target: string }[];
 let decisions: string[];
 
 beforeEach(async () => {
-  root = mkdtempSync(join(tmpdir(), 's-code-vscode-'));
+  home = mkdtempSync(join(tmpdir(), 's-code-vscode-'));
+  root = join(home, 'ws');
+  mkdirSync(root);
   writeFileSync(join(root, 'a.txt'), 'one\ntwo\n');
   mkdirSync(join(root, '.s-code'));
   writeFileSync(
@@ -29,7 +32,7 @@ beforeEach(async () => {
     JSON.stringify({ mcpServers: { notes: { command: PYTHON, args: [SAMPLE] } } }),
   );
   server = spawn(PYTHON, ['-m', 's_code', 'serve'], {
-    env: { ...process.env, S_CODE_STATE_DIR: join(root, '.state-outside'), XDG_CONFIG_HOME: join(root, '.config-outside') },
+    env: { ...process.env, S_CODE_STATE_DIR: join(home, 'state'), XDG_CONFIG_HOME: join(home, 'config') },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   conn = createMessageConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
