@@ -174,20 +174,54 @@ def test_m3_a_workspace_outside_the_editor_s_folders_is_refused(
 
 
 def test_m3_the_link_serves_tool_calls_only(editor: Editor) -> None:
+    """After the attach the connection is an MCP stream: the editor's control methods (mode,
+    approvals, host processes, edits of buffers) are not there; a tool call is."""
     control = [
         ("s-code/permissionMode/set", {"mode": "workspace"}),
         ("s-code/approval/answer", {"id": "a-1", "approved": True}),
         ("s-code/hostProcesses/approve", {"kind": "hook", "name": "PreToolUse.0.0"}),
         ("workspace/applyEdit", {"edit": {}}),
     ]
-    messages = [attach(editor.token, str(editor.root))] + [
-        {"jsonrpc": "2.0", "id": i, "method": m, "params": p}
-        for i, (m, p) in enumerate(control, start=2)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(10)
+    sock.connect(editor.place.socket)
+    sock.sendall(frame(attach(editor.token, str(editor.root))))
+    stream = sock.makefile("rb")
+    length = 0
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    assert "result" in json.loads(stream.read(length))
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "link-test", "version": "1"},
+    }
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *(
+            {"jsonrpc": "2.0", "id": i, "method": m, "params": p}
+            for i, (m, p) in enumerate(control, start=2)
+        ),
+        {
+            "jsonrpc": "2.0",
+            "id": 99,
+            "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {"path": "a.txt"}},
+        },
     ]
-    replies = exchange(editor.place.socket, messages)
-    assert len(replies) == len(messages)
-    for reply in replies[1:]:
-        assert "error" in reply and "result" not in reply, reply
+    for message in messages:
+        sock.sendall(json.dumps(message).encode() + b"\n")
+    replies: dict[Any, Any] = {}
+    while 99 not in replies or len(replies) < len(control) + 2:
+        reply = json.loads(stream.readline())
+        if "id" in reply:
+            replies[reply["id"]] = reply
+    sock.close()
+    for i in range(2, len(control) + 2):
+        assert "error" in replies[i] and "result" not in replies[i], replies[i]
+    assert replies[99]["result"]["structuredContent"]["numbered_content"].endswith("alpha\n")
     assert editor.client.request("s-code/permissionMode/get", {})["mode"] == "manual"
     # positive control: the editor itself can change the mode
     editor.client.request("s-code/permissionMode/set", {"mode": "workspace"})

@@ -48,27 +48,26 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if not os.path.isdir(workspace):
         print(f"s-code mcp: {workspace} is not a folder", file=sys.stderr)
         return 2
-    return asyncio.run(_serve(workspace, args.mode, args.standalone))
+    if not args.standalone:
+        from s_code.mcp_face import link
+        from s_code.mcp_face.relay import attach, relay
 
-
-async def _serve(workspace: str, mode: str, standalone: bool) -> int:
-    from s_code.mcp_face import link
-    from s_code.mcp_face.attached import attach
-    from s_code.mcp_face.backend import Backend
-    from s_code.mcp_face.local import LocalBackend
-    from s_code.mcp_face.server import Face
-
-    backend: Backend | None = None
-    if not standalone:
         try:
-            backend = await attach(workspace)
+            attached = attach(workspace)
         except link.Refused as exc:
             print(f"s-code mcp: {exc}", file=sys.stderr)
             return 2
-    if backend is None:
-        local = LocalBackend(workspace, mode)
-        await local.start()
-        backend = local
+        if attached is not None:  # the editor's session serves it: hand the stream over
+            return relay(attached)
+    return asyncio.run(_serve(workspace, args.mode))
+
+
+async def _serve(workspace: str, mode: str) -> int:
+    from s_code.mcp_face.local import LocalBackend
+    from s_code.mcp_face.server import Face
+
+    backend = LocalBackend(workspace, mode)
+    await backend.start()
     try:
         await Face(backend).serve()
     finally:

@@ -2,12 +2,14 @@
 
 One listener per workspace folder (:func:`s_code.mcp_face.link.place`), started with the
 session. A connection is admitted when its peer runs as this user (``SO_PEERCRED``) and its first
-message is ``s-code/agent/attach`` with the token and a workspace inside the editor's folders;
-anything else closes it. Each admitted agent is a :class:`~s_code.approvals.caller.Caller` of
-its own: its calls run in the editor's session through the one dispatch, so the editor's
-prompts, mode, protected paths, hooks and turns apply, and its cards name it; its results and
-its calls' output go to it alone; when it goes away its calls are cancelled and its terminals
-end.
+message (Content-Length framed) carries the token: ``s-code/agent/attach`` with a workspace
+inside the editor's folders, after which the connection is the agent's MCP stream, served here
+by the MCP face (:mod:`s_code.mcp_face.server`, the SDK imported on the first attach, off the
+event loop) over the editor's own session; or ``s-code/agent/list`` (``s-code doctor``), answered
+and closed. Anything else closes it. Each agent is a :class:`~s_code.approvals.caller.Caller` of
+its own: its calls run through the one dispatch, so the editor's prompts, mode, protected paths,
+hooks and turns apply, and its cards name it; its results and its calls' output go to it alone;
+when it goes away its calls are cancelled and its terminals end.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import importlib
 import json
 import logging
 import os
@@ -22,7 +25,6 @@ import secrets
 import uuid
 from typing import Any
 
-from s_code.approvals.caller import Caller
 from s_code.lsp.admission import ADMISSION_BODY_LIMIT, ADMISSION_TIMEOUT, peer_uid
 from s_code.mcp_face import link
 from s_code.protocol.display import shown as display
@@ -42,116 +44,29 @@ def _error(msg_id: Any, err: SCodeError) -> dict[str, Any]:
     }
 
 
-def _bad(msg_id: Any, message: str, field: str = "params") -> dict[str, Any]:
-    return _error(msg_id, SCodeError(ErrorKind.INVALID_PARAMS, message, field=field))
-
-
 class Agent:
-    """One attached agent's connection."""
+    """One attached agent's connection, and the MCP face that serves it."""
 
-    def __init__(self, hub: AgentHub, writer: asyncio.StreamWriter) -> None:
-        self.hub = hub
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
         self.writer = writer
         self.id = "agent-" + uuid.uuid4().hex[:12]
-        self.calls: dict[Any, asyncio.Task[None]] = {}
-        self.name = ""  # as its last call gave it
+        self.face: Any = None  # s_code.mcp_face.server.Face, once it serves
+
+    @property
+    def name(self) -> str:
+        """The agent's own name (``clientInfo.name``), once it called a tool."""
+        return str(getattr(self.face, "name", ""))
 
     def send(self, payload: dict[str, Any]) -> None:
         if not self.writer.is_closing():
             self.writer.write(frame(payload))
 
-    def caller(self, call_id: Any, name: str) -> Caller:
-        def notify(method: str, params: dict[str, Any]) -> None:
-            self.send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": link.OUTPUT,
-                    "params": {"id": call_id, "method": method, "params": params},
-                }
-            )
-
-        return Caller(self.id, name[:120] or "an MCP client", notify)
-
-    def handle(self, body: bytes) -> None:
-        try:
-            msg = json.loads(body)
-        except (ValueError, RecursionError):
-            self.send(_bad(None, "not JSON"))
-            return
-        if not isinstance(msg, dict):
-            self.send(_bad(None, "not a JSON-RPC message"))
-            return
-        method, msg_id, params = msg.get("method"), msg.get("id"), msg.get("params")
-        if method == link.CANCEL:
-            task = self.calls.get(params.get("id") if isinstance(params, dict) else None)
-            if task is not None:
-                task.cancel()
-            return
-        if "id" not in msg or not isinstance(params, dict):
-            self.send(_bad(msg_id, "a request with an object of params is expected"))
-            return
-        if method == link.TOOLS:
-            loaded = params.get("loaded", [])
-            names = {n for n in loaded if isinstance(n, str)} if isinstance(loaded, list) else set()
-            self.send({"jsonrpc": "2.0", "id": msg_id, "result": self.hub.tools(names)})
-        elif method == link.LIST:
-            others = [
-                {"id": a.id, "name": display(a.name)}
-                for a in self.hub.agents.values()
-                if a is not self and a.name
-            ]
-            self.send({"jsonrpc": "2.0", "id": msg_id, "result": {"agents": others}})
-        elif method == link.CALL:
-            if msg_id in self.calls:
-                self.send(_bad(msg_id, "a call with this id is running", "id"))
-                return
-            task = asyncio.get_running_loop().create_task(self._call(msg_id, params))
-            self.calls[msg_id] = task
-            task.add_done_callback(lambda _t: self.calls.pop(msg_id, None))
-        else:
-            err = SCodeError(ErrorKind.UNKNOWN_TOOL, f"{method!r} is not served on the agent link")
-            self.send(_error(msg_id, err))
-
-    async def _call(self, msg_id: Any, params: dict[str, Any]) -> None:
-        name, agent = params.get("name"), params.get("agent")
-        if not isinstance(name, str):
-            self.send(_bad(msg_id, "name must be a string", "name"))
-            return
-        caller = self.caller(msg_id, agent if isinstance(agent, str) else "")
-        self.name = caller.name
-        try:
-            result = await self.hub.call(name, params.get("arguments"), caller)
-        except asyncio.CancelledError:
-            err = SCodeError(ErrorKind.CANCELLED, f"{name} was cancelled")
-            self.send(_error(msg_id, err))
-            return
-        except SCodeError as err:
-            self.send(_error(msg_id, err))
-            return
-        except Exception:
-            log.exception("agent call %s failed", name)
-            self.send(
-                _error(msg_id, SCodeError(ErrorKind.INTERNAL, f"s-code failed to run {name}"))
-            )
-            return
-        self.send({"jsonrpc": "2.0", "id": msg_id, "result": result})
-
-    async def gone(self) -> None:
-        """The agent went away: its calls are cancelled, its terminals end."""
-        for task in list(self.calls.values()):
-            task.cancel()
-        if self.calls:
-            await asyncio.wait(list(self.calls.values()), timeout=30)
-        await self.hub.end(self)
-
 
 class AgentHub:
     """The listeners of one session, and its attached agents."""
 
-    def __init__(self, session: Session, call: Any, tools: Any) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
-        self.call = call  # (name, arguments, caller) -> wire result
-        self.tools = tools  # (loaded names) -> {"tools": [...]}
         self.token = secrets.token_urlsafe(32)
         self.servers: list[tuple[asyncio.Server, link.Place, tuple[int, int]]] = []
         self.agents: dict[str, Agent] = {}
@@ -207,42 +122,55 @@ class AgentHub:
             body = await asyncio.wait_for(
                 read_message(reader, ADMISSION_BODY_LIMIT), ADMISSION_TIMEOUT
             )
-            if body is None:
+            msg = self._admitted(body)
+            if msg is None:
                 return
-            agent = Agent(self, writer)
-            if not self._attach(agent, body):
+            agent = Agent(writer)
+            if msg.get("method") == link.LIST:
+                others = [
+                    {"id": a.id, "name": display(a.name)} for a in self.agents.values() if a.name
+                ]
+                agent.send({"jsonrpc": "2.0", "id": msg["id"], "result": {"agents": others}})
+                agent = None
+                return
+            if not self._attach(agent, msg):
                 agent = None
                 return
             self.agents[agent.id] = agent
-            while (body := await read_message(reader)) is not None:
-                agent.handle(body)
+            await self._serve(agent, reader, writer)
         except (TimeoutError, OSError, asyncio.IncompleteReadError):
             pass
         finally:
             if agent is not None:
                 self.agents.pop(agent.id, None)
-                await agent.gone()
+                await self.end(agent)
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    def _attach(self, agent: Agent, body: bytes) -> bool:
-        """The first message: ``s-code/agent/attach`` with the token and a workspace inside the
-        editor's folders; the reply, or an error and False."""
+    def _admitted(self, body: bytes | None) -> dict[str, Any] | None:
+        """The first message, when it is a request of the link carrying the token."""
         try:
-            msg = json.loads(body)
+            msg = json.loads(body) if body is not None else None
         except (ValueError, RecursionError):
-            return False
-        if not isinstance(msg, dict) or msg.get("method") != link.ATTACH or "id" not in msg:
-            return False
+            return None
+        if not isinstance(msg, dict) or msg.get("method") not in (link.ATTACH, link.LIST):
+            return None
         raw = msg.get("params")
-        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        given = params.get("token")
-        if not isinstance(given, str) or not hmac.compare_digest(
-            given.encode("utf-8", "surrogatepass"), self.token.encode()
+        given = raw.get("token") if isinstance(raw, dict) else None
+        if (
+            "id" not in msg
+            or not isinstance(given, str)
+            or not hmac.compare_digest(given.encode("utf-8", "surrogatepass"), self.token.encode())
         ):
-            log.warning("an agent presented a wrong token; refused")
-            return False
+            log.warning("a peer on the agent link presented no right token; refused")
+            return None
+        return msg
+
+    def _attach(self, agent: Agent, msg: dict[str, Any]) -> bool:
+        """``s-code/agent/attach``: a workspace inside the editor's folders; the reply, or an
+        error and False."""
+        params = msg["params"]
         workspace = params.get("workspace")
         folders = self.folders()
         real = os.path.realpath(workspace) if isinstance(workspace, str) else ""
@@ -261,6 +189,24 @@ class AgentHub:
         result = {"folders": folders, "mode": self.session.mode, "agentId": agent.id}
         agent.send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
         return True
+
+    async def _serve(
+        self, agent: Agent, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """The rest of the connection is the agent's MCP stream, served over this session."""
+        server = await asyncio.to_thread(importlib.import_module, "s_code.mcp_face.server")
+        from s_code.mcp_face.in_session import SessionBackend
+
+        agent.face = server.Face(SessionBackend(self.session), agent.id)
+
+        async def read() -> bytes:
+            return await reader.read(65536)
+
+        async def write(data: bytes) -> None:
+            writer.write(data)
+            await writer.drain()
+
+        await agent.face.serve_stream(read, write)
 
     async def end(self, agent: Agent) -> None:
         from s_code.terminals.manager import existing

@@ -224,23 +224,9 @@ class SCodeServer(LanguageServer):
             return
         from s_code.lsp.agents import AgentHub
 
-        self.agents = AgentHub(session, self._agent_call, self._agent_tools)
+        self.agents = AgentHub(session)
         task = asyncio.get_running_loop().create_task(self.agents.start())
         task.add_done_callback(_log_failure)
-
-    async def _agent_call(self, name: str, arguments: Any, caller: Any) -> Any:
-        from s_code.tools import dispatch
-
-        session = self.session
-        if session is None:
-            raise RuntimeError("no session")
-        return await dispatch.call(session, name, arguments, caller=caller)
-
-    def _agent_tools(self, loaded: set[str]) -> dict[str, Any]:
-        from s_code.mcp_face.definitions import listed
-
-        session = self.session
-        return {"tools": listed(session, loaded) if session is not None else []}
 
     async def stop_agents(self) -> None:
         if self.agents is not None:

@@ -4,17 +4,15 @@ The sidecar listens on a unix socket of its own user, one per workspace root, at
 ``$XDG_RUNTIME_DIR/s-code/agent-<digest of the root's real path>.sock`` (without
 ``XDG_RUNTIME_DIR``: ``run/`` in s-code's state directory), mode 0600 in a 0700 folder, never
 TCP, with a token file beside it (0600). A peer must run as the same uid (``SO_PEERCRED``) and
-present the token in its first message. The link speaks JSON-RPC with Content-Length framing
-(:mod:`s_code.protocol.framing`):
+present the token in its first message (JSON-RPC, Content-Length framed as
+:mod:`s_code.protocol.framing` has it):
 
-- ``s-code/agent/attach { token, workspace }`` → ``{ folders, mode }``: first, and only once;
-  a workspace that is not inside the editor's folders is refused;
-- ``s-code/agent/tools { loaded }`` → ``{ tools }``: MCP ``tools/list`` entries;
-- ``s-code/agent/call { name, arguments, agent }`` → the tool's wire result, or an error whose
-  ``data`` is the LSP face's (``kind``...); ``$/cancelRequest { id }`` cancels one;
-- ``s-code/agent/list {}`` → ``{ agents: [{ id, name }] }``: the other agents attached, names
-  escaped for showing (for ``s-code doctor``);
-- from the sidecar: ``s-code/agent/output { id, method, params }``, a call's own stream.
+- ``s-code/agent/attach { token, workspace }`` → ``{ folders, mode, agentId }`` (a workspace
+  that is not inside the editor's folders is refused): from then on the connection is the
+  agent's MCP stream (newline-delimited JSON, as on stdio), served in the sidecar by the MCP
+  face over the editor's session; ``s-code mcp`` only relays the bytes (:mod:`.relay`);
+- ``s-code/agent/list { token }`` → ``{ agents: [{ id, name }] }``, and the connection ends
+  (``s-code doctor``).
 
 Nothing else is served on it: no mode, no approval, no editor prompt is within an agent's reach.
 """
@@ -28,11 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 ATTACH = "s-code/agent/attach"
-TOOLS = "s-code/agent/tools"
-CALL = "s-code/agent/call"
 LIST = "s-code/agent/list"
-OUTPUT = "s-code/agent/output"
-CANCEL = "$/cancelRequest"
 
 
 def runtime_dir() -> str:
@@ -113,11 +107,10 @@ def status(workspace: str) -> dict[str, object]:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(3)
             sock.connect(where.socket)
-            hello = {"token": token, "workspace": workspace}
-            sock.sendall(frame({"jsonrpc": "2.0", "id": 1, "method": ATTACH, "params": hello}))
-            sock.sendall(frame({"jsonrpc": "2.0", "id": 2, "method": LIST, "params": {}}))
+            asked = {"token": token}
+            sock.sendall(frame({"jsonrpc": "2.0", "id": 2, "method": LIST, "params": asked}))
             data = b""
-            while data.count(b"Content-Length") < 2 and (chunk := sock.recv(65536)):
+            while chunk := sock.recv(65536):
                 data += chunk
     except (Refused, OSError) as exc:
         report["problem"] = str(exc)

@@ -36,7 +36,7 @@ from s_code.mcp_face import results
 from s_code.mcp_face.backend import Backend
 from s_code.mcp_face.elicit import REQUEST, ROUNDS, SCHEMA, approved, prompt_text
 from s_code.mcp_face.rounds import Ledger, Rounds, call_digest
-from s_code.mcp_face.stdio import hardened_stdio
+from s_code.mcp_face.stdio import hardened_stdio, hardened_streams
 from s_code.protocol import methods
 from s_code.protocol.errors import ErrorKind, SCodeError
 
@@ -57,9 +57,11 @@ def client_name(ctx: Any) -> str:
 class Face:
     """One agent's connection (stdio serves exactly one)."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, agent_id: str | None = None) -> None:
         self.backend = backend
-        self.id = "agent-" + uuid.uuid4().hex[:12]
+        self.id = agent_id or "agent-" + uuid.uuid4().hex[:12]
+        self.name = ""
+        """The agent's own name (``clientInfo.name``), once it called a tool."""
         self.loaded: set[str] = set()
         self.bus = InMemorySubscriptionBus()
         self.ledger = Ledger()
@@ -107,7 +109,8 @@ class Face:
             else:
                 rounds = Rounds(digest)
         if work is None:
-            caller = Caller(self.id, client_name(ctx), _sink(ctx))
+            self.name = client_name(ctx)
+            caller = Caller(self.id, self.name, _sink(ctx))
             tokens = (REQUEST.set(ctx), ROUNDS.set(rounds))
             try:
                 work = asyncio.ensure_future(self.backend.call(name, arguments, caller))
@@ -152,11 +155,23 @@ class Face:
                 await ctx.session.send_tool_list_changed()
 
     async def serve(self) -> None:
+        """Serve one agent on this process's stdin and stdout."""
+        async with hardened_stdio() as streams:
+            await self.run(streams)
+
+    async def serve_stream(
+        self, read: Callable[[], Awaitable[bytes]], write: Callable[[bytes], Awaitable[None]]
+    ) -> None:
+        """Serve one agent on a byte stream (an attached agent's, in the editor's sidecar)."""
+        async with hardened_streams(read, write) as streams:
+            await self.run(streams)
+
+    async def run(self, streams: Any) -> None:
         options = self.server.create_initialization_options(NotificationOptions(tools_changed=True))
         options.capabilities.logging = types.LoggingCapability()
         try:
-            async with hardened_stdio() as (read, write):
-                await self.server.run(read, write, options)
+            read, write = streams
+            await self.server.run(read, write, options)
         finally:
             self.ledger.close()  # questions still out: denied, their calls end
 

@@ -61,12 +61,40 @@ def _encode(item: SessionMessage) -> bytes:
 
 @contextlib.asynccontextmanager
 async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Streams]:
+    """The process's stdin and stdout, taken for the protocol while it serves."""
     wire_in, wire_out = os.dup(0), os.dup(1)
     saved_in, saved_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     os.close(devnull)
+    os.set_blocking(wire_out, False)
+
+    async def write(data: bytes) -> None:
+        await _write_all(wire_out, data)
+
+    try:
+        async with hardened_streams(await _chunks(wire_in), write, max_bytes) as streams:
+            yield streams
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(wire_in)
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)
+        with contextlib.suppress(OSError):
+            os.close(wire_out)
+
+
+@contextlib.asynccontextmanager
+async def hardened_streams(
+    read: Callable[[], Awaitable[bytes]],
+    write: Callable[[bytes], Awaitable[None]],
+    max_bytes: int = MAX_LINE_BYTES,
+) -> AsyncIterator[Streams]:
+    """The transport over any byte stream: ``read`` a chunk (b"" at the end), ``write`` all of
+    some bytes (stdio here; the agent link's socket in the editor's sidecar)."""
     # buffered: a message passes without waiting for its reader to be scheduled
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](64)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](64)
@@ -103,10 +131,8 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
             return  # a malformed notification or response: nothing to answer
         await read_send.send(SessionMessage(message))
 
-    read = await _chunks(wire_in)
-
     async def reader() -> None:
-        """Lines from stdin as they arrive."""
+        """Lines as they arrive."""
         buf, skipping = bytearray(), False
         async with read_send:
             while chunk := await read():
@@ -126,37 +152,28 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
                         skipping = False
 
     written = anyio.Event()
-    os.set_blocking(wire_out, False)
 
     async def writer() -> None:
-        """Each message in one write, waiting for the pipe when it is full."""
+        """Each message in one write."""
         try:
             async with write_recv:
                 async for item in write_recv:
-                    await _write_all(wire_out, _encode(item) + b"\n")
+                    await write(_encode(item) + b"\n")
+        except OSError:
+            pass  # the peer went away
         finally:
             written.set()
 
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(reader)
-            tg.start_soon(writer)
-            try:
-                yield read_recv, write_send
-            finally:
-                answers.close()  # the server closed write_send: the writer drains and ends
-                with anyio.move_on_after(5, shield=True):
-                    await written.wait()
-                tg.cancel_scope.cancel()  # the reader, when stdin is still open
-    finally:
-        with contextlib.suppress(OSError):
-            os.close(wire_in)
-        os.dup2(saved_in, 0)
-        os.dup2(saved_out, 1)
-        os.close(saved_in)
-        os.close(saved_out)
-        with contextlib.suppress(OSError):
-            os.close(wire_out)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        try:
+            yield read_recv, write_send
+        finally:
+            answers.close()  # the server closed write_send: the writer drains and ends
+            with anyio.move_on_after(5, shield=True):
+                await written.wait()
+            tg.cancel_scope.cancel()  # the reader, when its stream is still open
 
 
 async def _chunks(fd: int) -> Callable[[], Awaitable[bytes]]:
