@@ -111,62 +111,65 @@ def _mcp_argv(root: str, *extra: str) -> list[str]:
     return [sys.executable, "-m", "s_code", "mcp", "--workspace", root, *extra]
 
 
-def run_standalone(scratch: str, *, quick: bool) -> Result:
+def _measure(scratch: str, quick: bool, attached: bool) -> tuple[list[float], list[float]]:
+    """Both sides' read_file times: the MCP face (attached to the LSP server's session, or a
+    standalone one beside it) and the LSP server, interleaved."""
     iterations, warmup = (300, 50) if quick else (2000, 200)
-    root = os.path.join(scratch, "mcp-face-ws")
+    name = "mcp-attached" if attached else "mcp-face"
+    root = os.path.join(scratch, f"{name}-ws")
     make_workspace(root)
-    env = server_env(os.path.join(scratch, "state-mcp-face"))
-    env["XDG_RUNTIME_DIR"] = os.path.join(scratch, "run-mcp-face")
+    env = server_env(os.path.join(scratch, f"state-{name}"))
+    env["XDG_RUNTIME_DIR"] = os.path.join(scratch, f"run-{name}")
     os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
-    print(f"[19] read_file over s-code mcp (stdio) vs over s-code serve: {iterations} each")
-    mcp = LineClient(_mcp_argv(root, "--standalone"), env, root)
-    try:
-        with started([sys.executable, "-m", "s_code", "serve"], env, root) as (lsp, _):
-            mcp_s, lsp_s = _compare(mcp, lsp, iterations, warmup)
-    finally:
-        mcp.close()
+    print(f"  {iterations} calls each")
+    with started([sys.executable, "-m", "s_code", "serve"], env, root) as (lsp, _):
+        if attached:  # the sidecar listens for agents once its session is open
+            deadline = time.monotonic() + 30
+            run_dir = os.path.join(env["XDG_RUNTIME_DIR"], "s-code")
+            while not (
+                os.path.isdir(run_dir) and any(n.endswith(".token") for n in os.listdir(run_dir))
+            ):
+                assert time.monotonic() < deadline, "the sidecar never listened for agents"
+                time.sleep(0.05)
+        mcp = LineClient(_mcp_argv(root, *(() if attached else ("--standalone",))), env, root)
+        try:
+            return _compare(mcp, lsp, iterations, warmup)
+        finally:
+            mcp.close()
+
+
+def _result(key: str, title: str, baseline: str, target: float, times: Any) -> Result:
+    mcp_s, lsp_s = times
     result = Result(
-        key="mcp_face_read_file",
-        title="read_file over the MCP face vs the LSP face",
+        key=key,
+        title=title,
         unit="us",
         scode=median(mcp_s) * 1e6,
         baseline=median(lsp_s) * 1e6,
-        baseline_name="s-code/readFile over LSP",
-        target=TARGET_STANDALONE,
+        baseline_name=baseline,
+        target=target,
     )
     result.report()
     return result
+
+
+def run_standalone(scratch: str, *, quick: bool) -> Result:
+    print("[19] read_file over s-code mcp (stdio) vs over s-code serve")
+    return _result(
+        "mcp_face_read_file",
+        "read_file over the MCP face vs the LSP face",
+        "s-code/readFile over LSP",
+        TARGET_STANDALONE,
+        _measure(scratch, quick, attached=False),
+    )
 
 
 def run_attached(scratch: str, *, quick: bool) -> Result:
-    iterations, warmup = (300, 50) if quick else (2000, 200)
-    root = os.path.join(scratch, "mcp-attached-ws")
-    make_workspace(root)
-    env = server_env(os.path.join(scratch, "state-mcp-attached"))
-    env["XDG_RUNTIME_DIR"] = os.path.join(scratch, "run-mcp-attached")
-    os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
-    print(f"[20] read_file by an attached agent vs the editor's own: {iterations} each")
-    with started([sys.executable, "-m", "s_code", "serve"], env, root) as (lsp, _):
-        deadline = time.monotonic() + 30
-        run_dir = os.path.join(env["XDG_RUNTIME_DIR"], "s-code")
-        while not (
-            os.path.isdir(run_dir) and any(n.endswith(".token") for n in os.listdir(run_dir))
-        ):
-            assert time.monotonic() < deadline, "the editor's sidecar never listened for agents"
-            time.sleep(0.05)
-        mcp = LineClient(_mcp_argv(root), env, root)
-        try:
-            mcp_s, lsp_s = _compare(mcp, lsp, iterations, warmup)
-        finally:
-            mcp.close()
-    result = Result(
-        key="mcp_face_attached_read_file",
-        title="read_file by an attached agent vs the editor",
-        unit="us",
-        scode=median(mcp_s) * 1e6,
-        baseline=median(lsp_s) * 1e6,
-        baseline_name="s-code/readFile over LSP, same session",
-        target=TARGET_ATTACHED,
+    print("[20] read_file by an attached agent vs the editor's own")
+    return _result(
+        "mcp_face_attached_read_file",
+        "read_file by an attached agent vs the editor",
+        "s-code/readFile over LSP, same session",
+        TARGET_ATTACHED,
+        _measure(scratch, quick, attached=True),
     )
-    result.report()
-    return result

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from s_code.client import StdioClient
-from s_code.protocol.framing import frame
+from s_code.protocol.framing import frame, read_framed
 
 RUNTIME = tempfile.mkdtemp(prefix="s-code-run-")
 ENV = {**os.environ, "XDG_RUNTIME_DIR": RUNTIME}
@@ -64,29 +64,18 @@ def editor(tmp_path: Path) -> Iterator[Editor]:
         made.client.close()
 
 
-def exchange(path: str, messages: list[dict[str, Any]], timeout: float = 5) -> list[Any]:
-    """Send framed ``messages`` on the link; every reply read until it closes or goes quiet."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    sock.connect(path)
-    for message in messages:
+def exchange(path: str, message: dict[str, Any], timeout: float = 5) -> list[Any]:
+    """Send the framed first ``message`` on the link; its framed reply, if any ([] when the
+    connection closes unanswered)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(path)
         sock.sendall(frame(message))
-    data = b""
-    try:
-        while chunk := sock.recv(65536):
-            data += chunk
-            if data.count(b"Content-Length") >= len(messages):
-                break
-    except TimeoutError:
-        pass
-    sock.close()
-    replies = []
-    while data:
-        head, _, rest = data.partition(b"\r\n\r\n")
-        length = int(head.split(b":")[1])
-        replies.append(json.loads(rest[:length]))
-        data = rest[length:]
-    return replies
+        try:
+            reply = read_framed(sock)
+        except (TimeoutError, ConnectionResetError):
+            reply = None
+    return [] if reply is None else [reply]
 
 
 def attach(token: str, workspace: str, msg_id: int = 1) -> dict[str, Any]:
@@ -95,9 +84,9 @@ def attach(token: str, workspace: str, msg_id: int = 1) -> dict[str, Any]:
 
 
 def test_m2_a_wrong_token_is_closed_unanswered(editor: Editor) -> None:
-    assert exchange(editor.place.socket, [attach("not-the-token", str(editor.root))]) == []
+    assert exchange(editor.place.socket, attach("not-the-token", str(editor.root))) == []
     # positive control: the token admits the same connection
-    (reply,) = exchange(editor.place.socket, [attach(editor.token, str(editor.root))])
+    (reply,) = exchange(editor.place.socket, attach(editor.token, str(editor.root)))
     assert reply["result"]["folders"] == [str(editor.root.resolve())]
 
 
@@ -164,12 +153,12 @@ def test_m3_a_workspace_outside_the_editor_s_folders_is_refused(
 ) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    (reply,) = exchange(editor.place.socket, [attach(editor.token, str(outside))])
+    (reply,) = exchange(editor.place.socket, attach(editor.token, str(outside)))
     assert reply["error"]["data"]["kind"] == "path_escape"
-    (reply,) = exchange(editor.place.socket, [attach(editor.token, str(editor.root / ".."))])
+    (reply,) = exchange(editor.place.socket, attach(editor.token, str(editor.root / "..")))
     assert reply["error"]["data"]["kind"] == "path_escape"
     # positive control: a folder inside the editor's is admitted
-    (reply,) = exchange(editor.place.socket, [attach(editor.token, str(editor.root / "sub"))])
+    (reply,) = exchange(editor.place.socket, attach(editor.token, str(editor.root / "sub")))
     assert "result" in reply
 
 

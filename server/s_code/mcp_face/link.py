@@ -88,10 +88,9 @@ def find(workspace: str) -> tuple[str, Place] | None:
 def status(workspace: str) -> dict[str, object]:
     """For ``s-code doctor``: where the link of ``workspace`` is, whether an editor answers on it,
     and which agents are attached (a short synchronous exchange)."""
-    import json
     import socket
 
-    from s_code.protocol.framing import frame
+    from s_code.protocol.framing import frame, read_framed
 
     found = find(workspace)
     report: dict[str, object] = {"runtime_dir": runtime_dir(), "socket": None, "editor": False}
@@ -109,19 +108,11 @@ def status(workspace: str) -> dict[str, object]:
             sock.connect(where.socket)
             asked = {"token": token}
             sock.sendall(frame({"jsonrpc": "2.0", "id": 2, "method": LIST, "params": asked}))
-            data = b""
-            while chunk := sock.recv(65536):
-                data += chunk
+            reply = read_framed(sock)
     except (Refused, OSError) as exc:
         report["problem"] = str(exc)
         return report
-    replies = []
-    while data:
-        head, _, rest = data.partition(b"\r\n\r\n")
-        length = int(head.split(b":")[1])
-        replies.append(json.loads(rest[:length]))
-        data = rest[length:]
-    listed: dict[str, Any] = next((r for r in replies if r.get("id") == 2), {})
+    listed: dict[str, Any] = reply if isinstance(reply, dict) else {}
     report["editor"] = "result" in listed
     report["agents"] = listed.get("result", {}).get("agents", [])
     return report

@@ -10,44 +10,14 @@ parses nothing and imports no MCP code, so it starts at once and adds one copy p
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import threading
 
 from s_code.mcp_face import link
-from s_code.protocol.framing import frame
+from s_code.protocol.framing import frame, read_framed
 
 CONNECT_TIMEOUT_S = 5.0
-MAX_REPLY = 1 << 20
-
-
-def _read_framed(sock: socket.socket) -> dict[str, object] | None:
-    """One Content-Length framed reply (nothing past it is read: the MCP stream follows)."""
-    header = b""
-    while b"\r\n\r\n" not in header:
-        byte = sock.recv(1)
-        if not byte or len(header) > 8192:
-            return None
-        header += byte
-    length = next(
-        (
-            int(line.split(b":")[1])
-            for line in header.split(b"\r\n")
-            if line.lower().startswith(b"content-length:")
-        ),
-        -1,
-    )
-    if not 0 <= length <= MAX_REPLY:
-        return None
-    body = b""
-    while len(body) < length:
-        chunk = sock.recv(length - len(body))
-        if not chunk:
-            return None
-        body += chunk
-    reply = json.loads(body)
-    return reply if isinstance(reply, dict) else None
 
 
 def attach(workspace: str) -> socket.socket | None:
@@ -74,10 +44,10 @@ def attach(workspace: str) -> socket.socket | None:
     try:
         hello = {"token": token, "workspace": workspace}
         sock.sendall(frame({"jsonrpc": "2.0", "id": 1, "method": link.ATTACH, "params": hello}))
-        reply = _read_framed(sock)
-    except (OSError, ValueError):
+        reply = read_framed(sock)
+    except OSError:
         reply = None
-    if reply is None or "result" not in reply:
+    if not isinstance(reply, dict) or "result" not in reply:
         sock.close()
         error = reply.get("error") if isinstance(reply, dict) else None
         why = error.get("message") if isinstance(error, dict) else "it closed the connection"

@@ -16,6 +16,32 @@ MAX_HEADER_BYTES = 8192
 _CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE)
 
 
+def read_framed(sock: Any, limit: int = 1 << 20) -> Any:
+    """One framed message read from the blocking socket ``sock`` (nothing past it is read: a
+    stream of another kind may follow), parsed; None at the end, or for a bad frame."""
+    header = b""
+    while b"\r\n\r\n" not in header:
+        byte = sock.recv(1)
+        if not byte or len(header) > MAX_HEADER_BYTES:
+            return None
+        header += byte
+    lengths = [
+        int(m.group(1)) for line in header.split(b"\r\n") if (m := _CONTENT_LENGTH.match(line))
+    ]
+    if not lengths or not 0 <= lengths[0] <= limit:
+        return None
+    body = b""
+    while len(body) < lengths[0]:
+        chunk = sock.recv(lengths[0] - len(body))
+        if not chunk:
+            return None
+        body += chunk
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
 def frame(payload: dict[str, Any]) -> bytes:
     """``payload`` as one framed message (a lone surrogate a peer sent, echoed back, goes out
     as a JSON escape: it has no UTF-8)."""
