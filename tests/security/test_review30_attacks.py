@@ -2,10 +2,11 @@
 
 Each attack runs against a real ``s-code serve`` (the editor's sidecar, driven by a scripted
 LSP client that records every prompt) and agents on its link (raw sockets speaking MCP, or real
-``s-code mcp`` processes), or against a real ``s-code mcp --standalone``. A test that shows a
-break is marked ``xfail(strict=True)`` with the reason; it asserts the behaviour SECURITY.md
-M1-M4 promise and carries a positive control showing the attack does reach the code it aims
-at. A test without the mark is an attack that held.
+``s-code mcp`` processes), or against a real ``s-code mcp --standalone``. Each asserts the
+behaviour SECURITY.md M1-M4 promise and carries a positive control showing the attack does reach
+the code it aims at. Five broke when the review ran and are fixed (a busy editor made an agent
+standalone, one line swelled the sidecar, a long agent name buried the question, a sandboxed
+command read the link's token, one agent replaced another's plan).
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ class LinkAgent:
             line, self.buf = self.buf.split(b"\n", 1)
             self.seen.append(json.loads(line))
 
-    def reply(self, rid: int) -> dict[str, Any]:
+    def reply(self, rid: int | None) -> dict[str, Any]:
         deadline = time.monotonic() + DEADLINE_S
         while True:
             for m in self.seen:
@@ -217,11 +218,6 @@ def sha(data: bytes) -> str:
 # == M1: the card tells the truth about who asks and what =====================================
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK: clientInfo.name goes on the prompt line unbounded (render._message): a long "
-    "name pushes the question (the command, the files) out of the one-line prompt",
-)
 def test_a_long_agent_name_buries_the_question(editor: Editor) -> None:
     command = ["touch", "pwned-by-long-name"]
     # positive control: an ordinary name, the command is on the prompt line near its start
@@ -326,25 +322,22 @@ def test_an_agent_s_command_output_reaches_no_other_agent(editor: Editor) -> Non
         assert not any(marker in json.dumps(m) for m in second.seen), second.seen
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK (low): update_plan writes the session's one plan (tools/plan.py) whoever asks: "
-    "agent B replaces the plan the editor shows for agent A, and the editor's notification "
-    "does not say which agent's plan it is",
-)
 def test_one_agent_cannot_replace_another_s_plan(editor: Editor) -> None:
+    """Fixed (review 30, low): an attached agent's plan is its own. The editor learns each one
+    from ``s-code/planUpdated`` naming the agent; neither replaces the other's, nor the plan of
+    the editor's own agent (``s-code/plan/get``)."""
     plan_a = {"plan": [{"step": "A: refactor the parser", "status": "in_progress"}]}
     plan_b = {"plan": [{"step": "B: delete the tests", "status": "pending"}]}
     with linked(editor, "agent-A") as a, linked(editor, "agent-B") as b:
         assert not a.call("update_plan", plan_a)["isError"]
-        # positive control: the editor shows A's plan
-        assert "A: refactor" in json.dumps(editor.request("s-code/plan/get", {}))
         assert not b.call("update_plan", plan_b)["isError"]
         shown = editor.request("s-code/plan/get", {})
-    updates = [n for n in editor.client.notifications if n["method"] == "s-code/planUpdated"]
-    last = json.dumps(updates[-1]["params"])
-    # A's plan is still A's, or the editor at least learns whose plan replaced it
-    assert "A: refactor" in json.dumps(shown) or "agent-B" in last, (shown, last)
+    updates = [
+        n["params"] for n in editor.client.notifications if n["method"] == "s-code/planUpdated"
+    ]
+    by_agent = {u.get("agent"): json.dumps(u) for u in updates}
+    assert "A: refactor" in by_agent["agent-A"] and "B: delete" in by_agent["agent-B"]
+    assert "delete the tests" not in json.dumps(shown)  # the editor's own plan is not B's
 
 
 # == M1/M4: an attached agent never ends up approving for itself ==============================
@@ -400,12 +393,6 @@ def _backlog_full(editor: Editor) -> Iterator[None]:
         os.kill(pid, signal.SIGCONT)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK: relay.attach takes any OSError at connect (EAGAIN of a full backlog, a "
-    "timeout) for 'no editor' and s-code mcp serves standalone on the editor's folder, where "
-    "the agent's own client approves (elicitation) instead of the editor",
-)
 def test_a_busy_editor_does_not_turn_an_agent_standalone(editor: Editor, tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "s_code", "mcp", "--workspace", str(editor.root)]
     # positive control: with the sidecar answering, the agent attaches and the editor asks
@@ -442,12 +429,6 @@ def test_a_busy_editor_does_not_turn_an_agent_standalone(editor: Editor, tmp_pat
 # == M2: the link's token stays with the user's own processes ===============================
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK: the sandbox hides fixed places (/run, /tmp, $HOME, the state dir) but not "
-    "link.runtime_dir(): with XDG_RUNTIME_DIR elsewhere (WSLg: /mnt/wslg/runtime-dir) a "
-    "sandboxed command reads the agent link's token (and the tcp token beside it)",
-)
 @pytest.mark.parametrize("tier", available_tiers() or [0], ids=lambda t: f"tier{t}")
 def test_a_sandboxed_command_cannot_read_the_link_token(workspace: Path, tier: int) -> None:
     if tier == 0:
@@ -651,12 +632,6 @@ def _peak_rss_kib(pid: int) -> int:
     raise AssertionError("no VmHWM")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BREAK: the link takes MCP lines up to 64 MiB (stdio.MAX_LINE_BYTES) and parses each "
-    "whole on the editor's event loop (json.loads + pydantic): 60 MB of '{},' costs the "
-    "editor's sidecar ~1.7 GB and blocks its LSP for seconds; 16 agents can exhaust memory",
-)
 def test_one_agent_line_cannot_swell_the_editor_s_sidecar(editor: Editor) -> None:
     pid = editor.client.proc.pid
     with linked(editor, "flood") as flood:
@@ -671,10 +646,10 @@ def test_one_agent_line_cannot_swell_the_editor_s_sidecar(editor: Editor) -> Non
         )
         flood.sock.sendall(call)
         del call
-        reply = flood.reply(7)
+        refused = flood.reply(None)  # over the link's line limit: refused unread (no id known)
+        assert refused["error"]["code"] == -32600 and "over" in refused["error"]["message"]
+        assert flood.call("read_file", {"path": "a.txt"})["isError"] is False  # still served
         grown_mib = (_peak_rss_kib(pid) - before) >> 10
-    # whatever the answer (refused as too large, or the unknown field), the cost is bounded
-    assert "result" in reply or "error" in reply
     assert grown_mib < 512, f"one agent's line grew the editor's sidecar by {grown_mib} MiB"
     assert editor.request("s-code/permissionMode/get", {})["mode"] == "manual"
 

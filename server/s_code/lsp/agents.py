@@ -33,7 +33,7 @@ from s_code.protocol.framing import frame, read_message
 from s_code.session.session import Session
 
 log = logging.getLogger(__name__)
-MAX_AGENTS = 16
+MAX_AGENTS = 8
 
 
 def _error(msg_id: Any, err: SCodeError) -> dict[str, Any]:

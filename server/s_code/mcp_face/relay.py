@@ -38,9 +38,15 @@ def attach(workspace: str) -> socket.socket | None:
     sock.settimeout(CONNECT_TIMEOUT_S)
     try:
         sock.connect(where.socket)
-    except OSError:
+    except (ConnectionRefusedError, FileNotFoundError):
         sock.close()
         return None  # a link left by an editor that is gone: serve on our own
+    except OSError as exc:  # busy, or too slow: never fall back to approving without it
+        sock.close()
+        raise link.Refused(
+            f"the editor's s-code at {where.socket} did not take this agent ({exc}); try again, "
+            "or run with --standalone to serve without the editor"
+        ) from None
     try:
         hello = {"token": token, "workspace": workspace}
         sock.sendall(frame({"jsonrpc": "2.0", "id": 1, "method": link.ATTACH, "params": hello}))

@@ -42,6 +42,12 @@ from s_code.protocol.errors import ErrorKind, SCodeError
 
 log = logging.getLogger(__name__)
 STREAMED = (methods.COMMAND_OUTPUT, methods.TERMINAL_OUTPUT)
+LINK_LINE_BYTES = 17 * 1024 * 1024
+"""The largest message an attached agent may send into the editor's sidecar: apply_patch's own
+16 MiB request limit and the envelope around it (a larger one is refused before it is parsed)."""
+MAX_NAME = 64
+"""Characters of an agent's own name shown on a card (the agent chose it: a long one must not
+bury the question)."""
 MAX_STREAMED = 8192
 """Characters of output one progress notification carries at most (the rest is in the result)."""
 
@@ -51,7 +57,9 @@ def client_name(ctx: Any) -> str:
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None)
     name = getattr(info, "name", None)
-    return name if isinstance(name, str) and name else "an MCP client"
+    if not isinstance(name, str) or not name.strip():
+        return "an MCP client"
+    return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + "…"
 
 
 class Face:
@@ -163,7 +171,7 @@ class Face:
         self, read: Callable[[], Awaitable[bytes]], write: Callable[[bytes], Awaitable[None]]
     ) -> None:
         """Serve one agent on a byte stream (an attached agent's, in the editor's sidecar)."""
-        async with hardened_streams(read, write) as streams:
+        async with hardened_streams(read, write, LINK_LINE_BYTES) as streams:
             await self.run(streams)
 
     async def run(self, streams: Any) -> None:

@@ -126,7 +126,7 @@ def build(
     env["TMPDIR"] = "/tmp" if tier == 1 else tmp
     env["S_CODE_SANDBOX"] = LABELS[tier]
     env.update(caches.env)
-    no_reads = reads.unreadable(home, state_dir())
+    no_reads = reads.unreadable(home, state_dir(), *reads.runtime_dir(ws))
     hidden: tuple[str, ...] = ()
     if tier == 1:  # /tmp is the private tmp, bound from the disk
         hidden = tuple(p for p in no_reads if p not in ("/tmp", "/dev") and os.path.isdir(p))

@@ -5,7 +5,8 @@ directory that holds nothing excluded is granted whole; one that holds an exclud
 replaced by its entries, each carved again. Excluded in every tier (SECURITY.md S10): the home
 directory (``~/.ssh``, ``~/.aws``, every other project), every other home, ``/tmp`` and
 ``/var/tmp`` (other sessions' files), ``/run`` (user runtime directories, agent sockets),
-``/dev`` (disks; the few devices a build needs are granted one by one) and s-code's own state
+``/dev`` (disks; the few devices a build needs are granted one by one), the user's runtime
+directory wherever ``$XDG_RUNTIME_DIR`` puts it (the agent link's token) and s-code's own state
 directory (every workspace's audit log and undo records). The runtimes under ``$HOME`` and the
 launcher's directory are granted back by name.
 """
@@ -19,10 +20,21 @@ _FIXED = ("/home", "/root", "/tmp", "/var/tmp", "/run", "/dev", "/var/run")
 MAX_RULES = 160  # the exec helper takes up to 256 paths in all
 
 
-def unreadable(home: str, state_dir: str) -> tuple[str, ...]:
+def runtime_dir(workspace: str) -> tuple[str, ...]:
+    """The user's runtime directory (``$XDG_RUNTIME_DIR``: sockets, the agent link's token),
+    wherever it is (WSLg puts it under ``/mnt``), unless it holds the workspace."""
+    value = os.environ.get("XDG_RUNTIME_DIR", "")
+    if not os.path.isabs(value):
+        return ()
+    real = os.path.realpath(value)
+    holds = workspace == real or workspace.startswith(real.rstrip("/") + "/")
+    return () if holds or real == "/" else (real,)
+
+
+def unreadable(home: str, state_dir: str, *more: str) -> tuple[str, ...]:
     """The excluded roots that exist, as real paths, outermost only."""
     found: list[str] = []
-    for path in (home, state_dir, *_FIXED):
+    for path in (home, state_dir, *more, *_FIXED):
         real = os.path.realpath(path)
         if real != "/" and os.path.isdir(real) and real not in found:
             found.append(real)

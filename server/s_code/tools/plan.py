@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from s_code.approvals.caller import current
 from s_code.protocol import methods
 from s_code.protocol.errors import invalid_params
 from s_code.protocol.models import Args, Result
@@ -52,6 +53,10 @@ async def _update_plan(session: Session, args: UpdatePlanArgs) -> UpdatePlanResu
         total=len(args.plan),
     )
     wire = result.to_wire()
+    caller = current()
+    if caller is not None:  # an attached agent's plan is its own: the editor's agent's stays
+        session.notify(methods.PLAN_UPDATED, {**wire, "agent": caller.name, "agentId": caller.id})
+        return result
     session.plan = wire
     if session.store is not None:
         session.store.put(PLAN_KEY, wire)
