@@ -81,8 +81,7 @@ def link_place(root: Path) -> Any:
     """The agent link of ``root``, where the sidecar places it."""
     from s_code.mcp_face import link
 
-    with sidecar_runtime():
-        return link.place(str(root))
+    return link.place(str(root), os.path.join(RUNTIME, "s-code"))
 
 
 def doctor_view(root: Path) -> dict[str, Any]:

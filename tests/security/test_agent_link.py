@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from s_code.client import StdioClient
+from s_code.mcp_face import link
 from s_code.protocol.framing import frame, read_framed
 
 RUNTIME = tempfile.mkdtemp(prefix="s-code-run-")
@@ -34,17 +35,7 @@ class Editor:
             [sys.executable, "-m", "s_code", "serve"], env=ENV, on_request=lambda m, p: None
         )
         self.client.initialize(str(root), options={"permissionMode": "manual"})
-        old = os.environ.get("XDG_RUNTIME_DIR")
-        os.environ["XDG_RUNTIME_DIR"] = RUNTIME
-        try:
-            from s_code.mcp_face import link
-
-            self.place = link.place(str(root))
-        finally:
-            if old is None:
-                os.environ.pop("XDG_RUNTIME_DIR")
-            else:
-                os.environ["XDG_RUNTIME_DIR"] = old
+        self.place = link.place(str(root), os.path.join(RUNTIME, "s-code"))
         deadline = time.monotonic() + 20
         while not os.path.exists(self.place.token):
             assert time.monotonic() < deadline, "the sidecar never listened for agents"
@@ -222,26 +213,24 @@ def test_m2_a_link_with_loose_permissions_is_refused_in_one_line(editor: Editor,
     path = editor.place.socket if bad == "socket mode" else editor.place.token
     os.chmod(path, 0o644)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "s_code", "mcp", "--workspace", str(editor.root)],
-            env=ENV,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = run_mcp(editor.root)
     finally:
         os.chmod(path, 0o600)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "644" in lines[0] and "refused" in lines[0], done.stderr
     # positive control: with the modes right it attaches and serves until stdin closes
-    ok = subprocess.run(
-        [sys.executable, "-m", "s_code", "mcp", "--workspace", str(editor.root)],
+    ok = run_mcp(editor.root)
+    assert ok.returncode == 0, ok.stderr
+
+
+def run_mcp(root: Path) -> subprocess.CompletedProcess[str]:
+    """``s-code mcp`` on ``root`` with nothing to serve (stdin closed): its exit and its lines."""
+    return subprocess.run(
+        [sys.executable, "-m", "s_code", "mcp", "--workspace", str(root)],
         env=ENV,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert ok.returncode == 0, ok.stderr

@@ -215,9 +215,6 @@ class AgentHub:
         if terminals is not None:
             await terminals.end_owner(agent.id)
 
-    def attached(self) -> list[str]:
-        return sorted(self.agents)
-
     def view(self) -> dict[str, Any]:
         """For the editor (``s-code/agents/list``): the link it serves and who is attached. An
         agent's name is the one its last call gave (empty before its first call), escaped for

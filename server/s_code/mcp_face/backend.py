@@ -11,9 +11,6 @@ from s_code.approvals.caller import Caller
 
 
 class Backend(Protocol):
-    mode: str
-    """``standalone`` or ``attached`` (for ``s-code doctor`` and the logs)."""
-
     async def tools(self, loaded: set[str]) -> list[dict[str, Any]]:
         """The ``tools/list`` entries: the core profile and the ``loaded`` specialized tools."""
         ...

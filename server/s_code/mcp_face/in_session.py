@@ -16,8 +16,6 @@ from s_code.tools import dispatch
 
 
 class SessionBackend:
-    mode = "attached"
-
     def __init__(self, session: Session) -> None:
         self.session = session
 

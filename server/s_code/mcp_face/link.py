@@ -44,10 +44,11 @@ class Place:
     token: str
 
 
-def place(root: str) -> Place:
-    """Where the agent link of the workspace root ``root`` lives."""
+def place(root: str, folder: str | None = None) -> Place:
+    """Where the agent link of the workspace root ``root`` lives (in ``folder``, else
+    :func:`runtime_dir`)."""
     digest = hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape"))
-    stem = os.path.join(runtime_dir(), "agent-" + digest.hexdigest()[:20])
+    stem = os.path.join(folder or runtime_dir(), "agent-" + digest.hexdigest()[:20])
     return Place(stem + ".sock", stem + ".token")
 
 

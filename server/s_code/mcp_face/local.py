@@ -23,8 +23,6 @@ log = logging.getLogger(__name__)
 
 
 class LocalBackend:
-    mode = "standalone"
-
     def __init__(self, workspace: str, permission_mode: str) -> None:
         options = SessionOptions.model_validate({"permissionMode": permission_mode})
         self.session: Session = open_session(
