@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.e2e.host_support import SECRET, HostLab, host_lab
@@ -456,12 +457,24 @@ def test_h12_a_long_stderr_changes_no_decision(lab: HostLab) -> None:
 # -- the adversarial review's attacks ----------------------------------------------------------
 
 
+async def _read_and_trust_the_one_hook(session: Any) -> None:
+    """The workspace's one hook read and approved, as the user's approval would."""
+    from s_code.hostproc.trust import TrustStore
+
+    hooks = hooks_for(session)
+    await hooks.refresh()
+    (entry,) = hooks.entries.values()
+    assert session.store is not None and entry.canon is not None
+    TrustStore(session.store.store, session.store.canonical_path).trust(
+        "hook", "workspace", entry.config.name, entry.canon.hash
+    )
+
+
 def test_review_a_script_swapped_after_it_was_read_never_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A sandboxed command (tier 2 can write the workspace while it runs) swaps a hook's script
     between the hook's last read and its run: the hook is pending, nothing runs."""
-    from s_code.hostproc.trust import TrustStore
     from s_code.protocol.errors import SCodeError
     from s_code.tools.host import open_session
 
@@ -481,12 +494,7 @@ def test_review_a_script_swapped_after_it_was_read_never_runs(
         hooks = hooks_for(session)
 
         async def attack() -> None:
-            await hooks.refresh()
-            (entry,) = hooks.entries.values()
-            assert session.store is not None and entry.canon is not None
-            TrustStore(session.store.store, session.store.canonical_path).trust(
-                "hook", "workspace", entry.config.name, entry.canon.hash
-            )
+            await _read_and_trust_the_one_hook(session)
             await hooks._gate("PreToolUse", "read_file", {})  # positive control: it runs
             assert ran.read_text() == "approved\n"
             script.write_text(f"#!{PY}\nopen({str(ran)!r}, 'a').write('SWAPPED\\n')\n")
@@ -660,3 +668,62 @@ def test_review_a_path_entry_through_a_link_the_agent_can_replace_is_dropped(
     (lab.ws / "who-ran.txt").unlink()
     lab.call(methods.READ_FILE, {"path": "src/app.py"})
     assert (lab.ws / "who-ran.txt").read_text() == "legit\n"
+
+
+@pytest.mark.parametrize("defended", [True, False], ids=["defended", "control"])
+def test_a_hooks_json_changed_while_it_is_read_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, defended: bool
+) -> None:
+    """CI caught it once: a background refresh (the sidecar's delayed start of its host
+    processes) read hooks.json while the user rewrote it; the fingerprint taken after the read
+    vouched for the new file, so the old, approved entry ran under the new configuration."""
+    import s_code.hooks.manager as manager
+    from s_code.protocol.errors import SCodeError
+    from s_code.tools.host import open_session
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("S_CODE_STATE_DIR", str(tmp_path / "state"))
+    if not defended:
+        monkeypatch.setattr(manager, "settled", lambda before, again, fresh: fresh)
+    ws = tmp_path / "ws"
+    (ws / ".s-code").mkdir(parents=True)
+    (ws / "hooks").mkdir()  # its code scope: hooks/, not the folder that holds .s-code
+    ran = tmp_path / "ran"
+    script = ws / "hooks" / "guard.py"
+    script.write_text(f"#!{PY}\nopen({str(ran)!r}, 'a').write('ran\\n')\n")
+    script.chmod(0o755)
+    config = ws / ".s-code" / "hooks.json"
+
+    def configure(env: dict[str, str]) -> None:
+        hook = {"argv": ["./hooks/guard.py"], "env": env}
+        config.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [hook]}]}}))
+
+    configure({"A": "1"})
+    session = open_session([(str(ws), None)])
+    try:
+        hooks = hooks_for(session)
+
+        async def attack() -> None:
+            await _read_and_trust_the_one_hook(session)
+            read = hooks._read
+
+            def read_then_change() -> Any:
+                found = read()
+                configure({"A": "1", "PYTHONINSPECT": "1"})  # lands after the read
+                return found
+
+            monkeypatch.setattr(hooks, "_read", read_then_change)
+            await hooks.refresh()
+            monkeypatch.setattr(hooks, "_read", read)
+            if defended:
+                with pytest.raises(SCodeError) as err:
+                    await hooks.before("read_file", {})
+                assert err.value.kind.value == "host_process_untrusted"
+                assert not ran.exists()
+            else:  # the attack works without the defence: the changed hook runs as approved
+                await hooks.before("read_file", {})
+                assert ran.read_text() == "ran\n"
+
+        asyncio.run(attack())
+    finally:
+        session.close()

@@ -35,7 +35,7 @@ from s_code.credentials.resolve import resolve
 from s_code.hooks.config import HookConfig, load_hooks
 from s_code.hooks.paths import PROJECT_VARS, beside, named_paths, unchanged
 from s_code.hooks.run import RANK, Verdict, run_hook, verdict
-from s_code.hostproc.config import config_files, fingerprint
+from s_code.hostproc.config import config_files, fingerprint, settled
 from s_code.hostproc.entry import (
     Canonical,
     agent_writable,
@@ -152,9 +152,8 @@ class Hooks:
                             held.add(rel + "/" if os.path.isdir(candidate) else rel)
         self.session.protected.hold(held)
 
-    def _fingerprint(self) -> tuple[object, ...]:
-        """Checked before every tool call: only the stats of the watched files (listed once
-        per read of the configuration)."""
+    def _watching(self) -> list[str]:
+        """The files the entries read last depend on (listed once per read)."""
         if self._watched is None:
             paths = [p for p in config_files(self.workspace) if p.endswith("hooks.json")]
             for e in self.entries.values():
@@ -162,7 +161,11 @@ class Hooks:
                 if e.canon is not None:
                     paths += [e.canon.executable.real or "", *(p for p, _ in e.canon.scripts)]
             self._watched = paths
-        return (*fingerprint(self._watched), self._stamp())
+        return self._watched
+
+    def _fingerprint(self, paths: list[str] | None = None) -> tuple[object, ...]:
+        """Checked before every tool call: only the stats of the watched files."""
+        return (*fingerprint(self._watching() if paths is None else paths), self._stamp())
 
     def _scope_folders(self) -> tuple[str, ...]:
         """The folders of the hooks' code scopes a sandboxed command could write."""
@@ -198,10 +201,11 @@ class Hooks:
             if if_changed and self._seen is not None and self._fingerprint() == self._seen:
                 return
             before = {k: self.state(e) for k, e in self.entries.items()}
-            self._seen = self._fingerprint()
+            watched = self._watching()
+            self._seen = self._fingerprint(watched)
             fresh = await asyncio.to_thread(self._read)
             self.entries, self._watched = fresh, None
-            self._seen = self._fingerprint()
+            self._seen = settled(self._seen, self._fingerprint(watched), self._fingerprint())
             self.publish()
             if {k: self.state(e) for k, e in self.entries.items()} != before:
                 self.announce()

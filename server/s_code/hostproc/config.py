@@ -104,6 +104,19 @@ def fingerprint(paths: list[str]) -> tuple[object, ...]:
     return (os.environ.get("PATH", ""), *found)
 
 
+MOVED_DURING_READ: tuple[object, ...] = ("moved while it was read",)
+
+
+def settled(
+    before: tuple[object, ...], again: tuple[object, ...], fresh: tuple[object, ...]
+) -> tuple[object, ...]:
+    """What a reader keeps as "seen" after reading: ``fresh`` (the fingerprint of what it just
+    read) unless the files it watched moved while it read (``again`` differs from ``before``),
+    when it keeps a mark that matches nothing, so its next cheap check reads again (a fingerprint
+    taken after the read alone would vouch for a change the read never saw)."""
+    return fresh if again == before else MOVED_DURING_READ
+
+
 def read_config(path: str) -> bytes | None:
     """A config file's bytes; None when there is none; ValueError when it cannot be used."""
     try:

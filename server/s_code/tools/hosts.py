@@ -33,6 +33,7 @@ from s_code.hostproc.config import (
     config_files,
     fingerprint,
     load_mcp,
+    settled,
     unread_layers,
 )
 from s_code.hostproc.entry import Canonical, agent_writable, canonical, host_path, python_env
@@ -170,14 +171,21 @@ class HostProcesses:
             found.append(Entry(cfg, canon, problem))
         return found
 
-    def _fingerprint(self) -> tuple[object, ...]:
-        """The identities of every file the entries depend on (the config files, each program
-        and each script): while none moved, the configuration read last is still current."""
+    def _watching(self) -> tuple[list[str], list[str]]:
+        """The files the entries depend on (the config files, each program and each script) and
+        the folders of their code scopes."""
         paths = list(config_files(self.workspace))
         for e in self.entries.values():
             if e.canon is not None:
                 paths += [e.canon.executable.real or "", *(p for p, _ in e.canon.scripts)]
-        folders = [f for e in self.entries.values() for f in self._folders(e)]
+        return paths, [f for e in self.entries.values() for f in self._folders(e)]
+
+    def _fingerprint(
+        self, watching: tuple[list[str], list[str]] | None = None
+    ) -> tuple[object, ...]:
+        """The identities of what the entries depend on: while none moved, the configuration
+        read last is still current."""
+        paths, folders = self._watching() if watching is None else watching
         changes = (self.session.lock.ended_stamp(folders), self.session.host_code.changes)
         return (*fingerprint(paths), changes)
 
@@ -193,7 +201,8 @@ class HostProcesses:
             await self._refresh()
 
     async def _refresh(self) -> None:
-        self._seen = self._fingerprint()
+        watched = self._watching()
+        before = self._seen = self._fingerprint(watched)
         fresh = {e.key: e for e in await asyncio.to_thread(self._read)}
         for key, old in list(self.entries.items()):
             new = fresh.get(key)
@@ -203,8 +212,9 @@ class HostProcesses:
                 continue
             if old.server is not None:
                 await old.server.stop()
+        again = self._fingerprint(watched)  # nothing awaited from here to the fingerprint
         self.entries = fresh
-        self._seen = self._fingerprint()
+        self._seen = settled(before, again, self._fingerprint())
         for entry in self.entries.values():
             if entry.server is None and self._trusted(entry):
                 await self._start(entry)
