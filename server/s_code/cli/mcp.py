@@ -50,7 +50,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return 2
     if not args.standalone:
         from s_code.mcp_face import link
-        from s_code.mcp_face.relay import attach, relay
+        from s_code.mcp_face.relay import attach
 
         try:
             attached = attach(workspace)
@@ -58,7 +58,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             print(f"s-code mcp: {exc}", file=sys.stderr)
             return 2
         if attached is not None:  # the editor's session serves it: hand the stream over
-            return relay(attached)
+            return attached.serve()
     return asyncio.run(_serve(workspace, args.mode))
 
 

@@ -3,13 +3,14 @@
 One listener per workspace folder (:func:`s_code.mcp_face.link.place`), started with the
 session. A connection is admitted when its peer runs as this user (``SO_PEERCRED``) and its first
 message (Content-Length framed) carries the token: ``s-code/agent/attach`` with a workspace
-inside the editor's folders, after which the connection is the agent's MCP stream, served here
-by the MCP face (:mod:`s_code.mcp_face.server`, the SDK imported on the first attach, off the
-event loop) over the editor's own session; or ``s-code/agent/list`` (``s-code doctor``), answered
-and closed. Anything else closes it. Each agent is a :class:`~s_code.approvals.caller.Caller` of
-its own: its calls run through the one dispatch, so the editor's prompts, mode, protected paths,
-hooks and turns apply, and its cards name it; its results and its calls' output go to it alone;
-when it goes away its calls are cancelled and its terminals end.
+inside the editor's folders, after which the agent's MCP stream (its own stdin and stdout handed
+over, :mod:`s_code.lsp.handoff`, or else the connection) is served here by the MCP face
+(:mod:`s_code.mcp_face.server`, the SDK imported on the first attach, off the event loop) over
+the editor's own session; or ``s-code/agent/list`` (``s-code doctor``), answered and closed.
+Anything else closes it. Each agent is a :class:`~s_code.approvals.caller.Caller` of its own:
+its calls run through the one dispatch, so the editor's prompts, mode, protected paths, hooks
+and turns apply, and its cards name it; its results and its calls' output go to it alone; when
+it goes away its calls are cancelled and its terminals end.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import logging
 import os
 import secrets
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from s_code.lsp.admission import ADMISSION_BODY_LIMIT, ADMISSION_TIMEOUT, peer_uid
+from s_code.lsp.handoff import received
 from s_code.mcp_face import link
 from s_code.protocol.display import shown as display
 from s_code.protocol.errors import ErrorKind, SCodeError
@@ -133,11 +135,17 @@ class AgentHub:
                 agent.send({"jsonrpc": "2.0", "id": msg["id"], "result": {"agents": others}})
                 agent = None
                 return
-            if not self._attach(agent, msg):
+            handoff = msg["params"].get("handoff") is True
+            if handoff:  # the byte with the agent's descriptors is read by handoff.received
+                cast(asyncio.Transport, writer.transport).pause_reading()
+            if not self._attach(agent, msg, handoff):
                 agent = None
                 return
             self.agents[agent.id] = agent
-            await self._serve(agent, reader, writer)
+            if not handoff:
+                await self._serve(agent, reader, writer)
+            elif (fds := await received(writer)) is not None:
+                await self._serve_handed(agent, fds, reader)
         except (TimeoutError, OSError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -167,7 +175,7 @@ class AgentHub:
             return None
         return msg
 
-    def _attach(self, agent: Agent, msg: dict[str, Any]) -> bool:
+    def _attach(self, agent: Agent, msg: dict[str, Any], handoff: bool) -> bool:
         """``s-code/agent/attach``: a workspace inside the editor's folders; the reply, or an
         error and False."""
         params = msg["params"]
@@ -186,7 +194,12 @@ class AgentHub:
             err = SCodeError(ErrorKind.LIMIT_EXCEEDED, f"{MAX_AGENTS} agents are attached")
             agent.send(_error(msg["id"], err))
             return False
-        result = {"folders": folders, "mode": self.session.mode, "agentId": agent.id}
+        result = {
+            "folders": folders,
+            "mode": self.session.mode,
+            "agentId": agent.id,
+            "handoff": handoff,
+        }
         agent.send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
         return True
 
@@ -207,6 +220,31 @@ class AgentHub:
             await writer.drain()
 
         await agent.face.serve_stream(read, write)
+
+    async def _serve_handed(
+        self, agent: Agent, fds: tuple[int, int], reader: asyncio.StreamReader
+    ) -> None:
+        """The agent's MCP stream on its own stdin and stdout (handed over): served until the
+        agent closes its stdin, or its ``s-code mcp`` ends (the connection closes)."""
+        server = await asyncio.to_thread(importlib.import_module, "s_code.mcp_face.server")
+        from s_code.mcp_face.in_session import SessionBackend
+        from s_code.mcp_face.stdio import fd_reader, write_all
+
+        agent.face = server.Face(SessionBackend(self.session), agent.id)
+        wire_in, wire_out = fds
+        serving = asyncio.ensure_future(
+            agent.face.serve_stream(await fd_reader(wire_in), lambda b: write_all(wire_out, b))
+        )
+        cast(asyncio.Transport, agent.writer.transport).resume_reading()
+        watching = asyncio.ensure_future(_until_closed(reader))
+        try:
+            await asyncio.wait({serving, watching}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (serving, watching):
+                task.cancel()
+            await asyncio.gather(serving, watching, return_exceptions=True)
+            os.close(wire_in)
+            os.close(wire_out)
 
     async def end(self, agent: Agent) -> None:
         from s_code.terminals.manager import existing
@@ -238,6 +276,12 @@ class AgentHub:
         self.served.clear()
         for agent in list(self.agents.values()):
             agent.writer.close()
+
+
+async def _until_closed(reader: asyncio.StreamReader) -> None:
+    """Until the peer closes the connection (what it sends meanwhile is read and dropped)."""
+    while await reader.read(4096):
+        pass
 
 
 async def _alive(path: str) -> bool:

@@ -7,10 +7,12 @@ TCP, with a token file beside it (0600). A peer must run as the same uid (``SO_P
 present the token in its first message (JSON-RPC, Content-Length framed as
 :mod:`s_code.protocol.framing` has it):
 
-- ``s-code/agent/attach { token, workspace }`` → ``{ folders, mode, agentId }`` (a workspace
-  that is not inside the editor's folders is refused): from then on the connection is the
-  agent's MCP stream (newline-delimited JSON, as on stdio), served in the sidecar by the MCP
-  face over the editor's session; ``s-code mcp`` only relays the bytes (:mod:`.relay`);
+- ``s-code/agent/attach { token, workspace, handoff? }`` → ``{ folders, mode, agentId,
+  handoff }`` (a workspace that is not inside the editor's folders is refused): from then on
+  the agent's MCP stream (newline-delimited JSON, as on stdio) is served in the sidecar by the
+  MCP face over the editor's session, on the agent's own stdin and stdout handed over
+  (``handoff``, :mod:`s_code.lsp.handoff`) or on the connection, with ``s-code mcp`` copying
+  the bytes (:mod:`.relay`);
 - ``s-code/agent/list { token }`` → ``{ agents: [{ id, name }] }``, and the connection ends
   (``s-code doctor``).
 

@@ -71,10 +71,10 @@ async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Strea
     os.set_blocking(wire_out, False)
 
     async def write(data: bytes) -> None:
-        await _write_all(wire_out, data)
+        await write_all(wire_out, data)
 
     try:
-        async with hardened_streams(await _chunks(wire_in), write, max_bytes) as streams:
+        async with hardened_streams(await fd_reader(wire_in), write, max_bytes) as streams:
             yield streams
     finally:
         with contextlib.suppress(OSError):
@@ -176,7 +176,7 @@ async def hardened_streams(
             tg.cancel_scope.cancel()  # the reader, when its stream is still open
 
 
-async def _chunks(fd: int) -> Callable[[], Awaitable[bytes]]:
+async def fd_reader(fd: int) -> Callable[[], Awaitable[bytes]]:
     """A reader of ``fd``: the event loop's own for a pipe or a socket (no thread hop per
     message), a worker thread's for anything else (a file, /dev/null: no epoll for those)."""
     mode = os.fstat(fd).st_mode
@@ -204,7 +204,7 @@ async def _chunks(fd: int) -> Callable[[], Awaitable[bytes]]:
     return from_thread
 
 
-async def _write_all(fd: int, data: bytes) -> None:
+async def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         try:
