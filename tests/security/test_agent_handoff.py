@@ -18,10 +18,12 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.security.sandbox_support import alive
 from tests.security.test_agent_link import ENV, Editor, attach, editor
 
 from s_code.protocol.framing import frame, read_framed
@@ -62,17 +64,24 @@ def agents(editor: Editor) -> list[Any]:
     return list(editor.client.request("s-code/agents/list", {})["agents"])
 
 
-def hand(editor: Editor, fds: list[int]) -> socket.socket:
-    """Attach asking for the handoff, and send ``fds`` with the one byte."""
+def connect(editor: Editor, handoff: bool = True) -> socket.socket:
+    """Attached (the reply read), asking for the handoff; the byte with the descriptors not
+    sent yet."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(10)
     sock.connect(editor.place.socket)
     hello = attach(editor.token, str(editor.root))
-    hello["params"]["handoff"] = True
+    hello["params"]["handoff"] = handoff
     sock.sendall(frame(hello))
     reply = read_framed(sock)
-    assert reply["result"]["handoff"] is True, reply
-    socket.send_fds(sock, [b"\0"], fds)
+    assert reply["result"]["handoff"] is handoff, reply
+    return sock
+
+
+def hand(editor: Editor, fds: list[int], extra: bytes = b"") -> socket.socket:
+    """Attach asking for the handoff, and send ``fds`` with the one byte (and ``extra``)."""
+    sock = connect(editor)
+    socket.send_fds(sock, [b"\0" + extra], fds)
     return sock
 
 
@@ -207,3 +216,33 @@ def test_a_stdout_that_is_no_pipe_is_relayed(editor: Editor, tmp_path: Path) -> 
         finally:
             proc.stdin.close()
             assert proc.wait(20) == 0
+
+
+@pytest.mark.parametrize("how", ["stdin closed", "s-code mcp killed"])
+def test_a_call_running_when_its_agent_goes_is_cancelled_whole(editor: Editor, how: str) -> None:
+    """The agent goes while its command runs: the call is cancelled once, as ``$/cancelRequest``
+    does, and the command's whole tree ends; the editor's session goes on."""
+    editor.client.request("s-code/permissionMode/set", {"mode": "workspace"})
+    tag = f"{400 + uuid.uuid4().int % 1000 / 1000:.3f}"
+    proc = mcp(editor.root, stdout=subprocess.PIPE)
+    assert proc.stdin is not None
+    try:
+        assert "serverInfo" in call(proc, HELLO)["result"]
+        proc.stdin.write(line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        command = ["sh", "-c", f"sleep {tag} & sleep {tag}"]
+        run = {"name": "run_command", "arguments": {"command": command}}
+        proc.stdin.write(line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": run}))
+        proc.stdin.flush()
+        wait_for(lambda: len(alive(f"sleep\0{tag}")) == 2)  # control: it runs while the agent is
+        if how == "stdin closed":
+            proc.stdin.close()
+        else:
+            os.kill(proc.pid, signal.SIGKILL)
+        wait_for(lambda: not alive(f"sleep\0{tag}"))
+        wait_for(lambda: agents(editor) == [])
+        assert editor.client.request("s-code/readFile", {"path": "a.txt"})["line_count"] == 1
+    finally:
+        for pid in alive(f"sleep\0{tag}"):
+            os.kill(pid, signal.SIGKILL)
+        proc.kill()
+        proc.wait()

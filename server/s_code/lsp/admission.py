@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import os
 import socket
 import struct
 from typing import Any
@@ -57,3 +58,22 @@ def peer_uid(sock: socket.socket) -> int:
     raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
     _pid, uid, _gid = _UCRED.unpack(raw)
     return int(uid)
+
+
+SO_PEERPIDFD = getattr(socket, "SO_PEERPIDFD", 77)  # Linux 6.5; Python 3.11 has no name for it
+
+
+def peer_pidfd(sock: socket.socket) -> int | None:
+    """A pidfd of the process at the other end of a connected unix socket (readable once it
+    has ended): ``SO_PEERPIDFD`` where the kernel has it, else one opened on ``SO_PEERCRED``'s
+    pid (that process is connected now, so the pid is still its own); None when neither."""
+    try:
+        return int(sock.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD))
+    except OSError:
+        pass
+    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
+    pid, _uid, _gid = _UCRED.unpack(raw)
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None

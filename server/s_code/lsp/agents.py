@@ -26,9 +26,10 @@ import secrets
 import uuid
 from typing import Any, cast
 
-from s_code.lsp.admission import ADMISSION_BODY_LIMIT, ADMISSION_TIMEOUT, peer_uid
+from s_code.lsp.admission import ADMISSION_BODY_LIMIT, ADMISSION_TIMEOUT, peer_pidfd, peer_uid
 from s_code.lsp.handoff import received
 from s_code.mcp_face import link
+from s_code.mcp_face.fdio import Stream, until_ready
 from s_code.protocol.display import shown as display
 from s_code.protocol.errors import ErrorKind, SCodeError
 from s_code.protocol.framing import frame, read_message
@@ -144,8 +145,8 @@ class AgentHub:
             self.agents[agent.id] = agent
             if not handoff:
                 await self._serve(agent, reader, writer)
-            elif (fds := await received(writer)) is not None:
-                await self._serve_handed(agent, fds, reader)
+            elif (streams := await received(writer)) is not None:
+                await self._serve_handed(agent, streams, reader)
         except (TimeoutError, OSError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -222,29 +223,33 @@ class AgentHub:
         await agent.face.serve_stream(read, write)
 
     async def _serve_handed(
-        self, agent: Agent, fds: tuple[int, int], reader: asyncio.StreamReader
+        self, agent: Agent, streams: tuple[Stream, Stream], reader: asyncio.StreamReader
     ) -> None:
         """The agent's MCP stream on its own stdin and stdout (handed over): served until the
-        agent closes its stdin, or its ``s-code mcp`` ends (the connection closes)."""
-        server = await asyncio.to_thread(importlib.import_module, "s_code.mcp_face.server")
-        from s_code.mcp_face.in_session import SessionBackend
-        from s_code.mcp_face.stdio import fd_reader, write_all
-
-        agent.face = server.Face(SessionBackend(self.session), agent.id)
-        wire_in, wire_out = fds
-        serving = asyncio.ensure_future(
-            agent.face.serve_stream(await fd_reader(wire_in), lambda b: write_all(wire_out, b))
-        )
-        cast(asyncio.Transport, agent.writer.transport).resume_reading()
-        watching = asyncio.ensure_future(_until_closed(reader))
+        agent closes its stdin, or its ``s-code mcp`` ends: the process (its pidfd), or the
+        connection (what it handed over cannot keep the agent here once it is gone)."""
+        stdin, stdout = streams
+        pidfd = peer_pidfd(agent.writer.get_extra_info("socket"))
+        waits: list[asyncio.Future[Any]] = []
         try:
-            await asyncio.wait({serving, watching}, return_when=asyncio.FIRST_COMPLETED)
+            server = await asyncio.to_thread(importlib.import_module, "s_code.mcp_face.server")
+            from s_code.mcp_face.in_session import SessionBackend
+
+            agent.face = server.Face(SessionBackend(self.session), agent.id)
+            waits.append(asyncio.ensure_future(agent.face.serve_stream(stdin.read, stdout.write)))
+            cast(asyncio.Transport, agent.writer.transport).resume_reading()
+            waits.append(asyncio.ensure_future(_until_closed(reader)))
+            if pidfd is not None:
+                waits.append(asyncio.ensure_future(until_ready(pidfd)))
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (serving, watching):
+            for task in waits:
                 task.cancel()
-            await asyncio.gather(serving, watching, return_exceptions=True)
-            os.close(wire_in)
-            os.close(wire_out)
+            await asyncio.gather(*waits, return_exceptions=True)
+            stdin.close()
+            stdout.close()
+            if pidfd is not None:
+                os.close(pidfd)
 
     async def end(self, agent: Agent) -> None:
         from s_code.terminals.manager import existing

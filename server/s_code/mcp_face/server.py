@@ -3,12 +3,12 @@
 Methods: ``tools/list`` (the core profile and what this agent's ``tool_search`` loaded; the
 client is told when that list changes: ``notifications/tools/list_changed`` on a 2025
 connection, the ``subscriptions/listen`` stream on a 2026 one) and ``tools/call`` (through the
-backend, which calls the one dispatch). A call runs in a task of its own, so that a cancel
-(``notifications/cancelled``) reaches it as ``$/cancelRequest`` does on the LSP face: one
-cancellation, after which its cleanup (killing a command's tree, putting the workspace back)
-runs to its end. Command and terminal output streams to the agent as progress notifications
-when the call carried a progress token, else as log messages. A failure that is not a tool's
-own is an internal error with a fixed message; nothing of a traceback reaches the client.
+backend, which calls the one dispatch). A cancel (``notifications/cancelled``, or the end of
+the connection) reaches a call as ``$/cancelRequest`` does on the LSP face: one cancellation,
+after which its cleanup (killing a command's tree, putting the workspace back) runs to its end.
+Command and terminal output streams to the agent as progress notifications when the call
+carried a progress token, else as log messages. A failure that is not a tool's own is an
+internal error with a fixed message; nothing of a traceback reaches the client.
 """
 
 from __future__ import annotations
@@ -73,6 +73,10 @@ class Face:
         self.loaded: set[str] = set()
         self.bus = InMemorySubscriptionBus()
         self.ledger = Ledger()
+        self.inflight: dict[asyncio.Task[Any], str] = {}
+        """The requests whose call runs in their own task (:meth:`_inline`), by request id."""
+        self.stopped: set[asyncio.Task[Any]] = set()
+        """Those of them this face cancelled."""
         self.server: Server[Any] = Server(
             "s-code",
             version=__version__,
@@ -85,6 +89,9 @@ class Face:
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
+        )
+        self.server.add_notification_handler(
+            "notifications/cancelled", types.CancelledNotificationParams, self.cancelled
         )
         # no OpenTelemetry span per message (the SDK's default middleware): nothing collects
         # them here, and each costs a tool call time
@@ -116,21 +123,30 @@ class Face:
                 work, rounds = again.work, again.rounds
             else:
                 rounds = Rounds(digest)
-        if work is None:
-            self.name = client_name(ctx)
-            caller = Caller(self.id, self.name, _sink(ctx))
-            tokens = (REQUEST.set(ctx), ROUNDS.set(rounds))
-            try:
-                work = asyncio.ensure_future(self.backend.call(name, arguments, caller))
-            finally:
-                ROUNDS.reset(tokens[1])
-                REQUEST.reset(tokens[0])
-            work.add_done_callback(_retrieved)
         try:
+            if rounds is None:  # 2025: the call runs in the request's own task
+                self.name = client_name(ctx)
+                token = REQUEST.set(ctx)
+                try:
+                    caller = Caller(self.id, self.name, _sink(ctx))
+                    wire = await self._inline(ctx, self.backend.call(name, arguments, caller))
+                finally:
+                    REQUEST.reset(token)
+                return await self._done(ctx, name, wire)
+            if work is None:
+                self.name = client_name(ctx)
+                caller = Caller(self.id, self.name, _sink(ctx))
+                tokens = (REQUEST.set(ctx), ROUNDS.set(rounds))
+                try:
+                    work = asyncio.ensure_future(self.backend.call(name, arguments, caller))
+                finally:
+                    ROUNDS.reset(tokens[1])
+                    REQUEST.reset(tokens[0])
+                work.add_done_callback(_retrieved)
             asked = await _settled(work, rounds)
             if asked is not None:  # a question for the user: it goes back as the result
                 card, answer = asked
-                state = self.ledger.park(work, rounds, answer)  # type: ignore[arg-type]
+                state = self.ledger.park(work, rounds, answer)
                 form = types.ElicitRequestFormParams(
                     message=prompt_text(card), requested_schema=SCHEMA
                 )
@@ -147,6 +163,9 @@ class Face:
                 ErrorKind.INTERNAL, f"s-code failed to run {name} ({type(exc).__name__})"
             )
             return _result(results.failure(failed))
+        return await self._done(ctx, name, wire)
+
+    async def _done(self, ctx: Any, name: str, wire: Any) -> types.CallToolResult:
         if name == "tool_search" and isinstance(wire, dict):
             found = {t.get("name") for t in wire.get("tools", []) if isinstance(t, dict)}
             new = {n for n in found if isinstance(n, str)} - self.loaded
@@ -154,6 +173,46 @@ class Face:
                 self.loaded |= new
                 await self._list_changed(ctx)
         return _result(results.success(name, wire))
+
+    async def _inline(self, ctx: Any, call: Awaitable[Any]) -> Any:
+        """``call`` awaited in the request's own task (no task of its own: a scheduling fewer
+        per call), cancelled as ``$/cancelRequest`` cancels on the LSP face: once, after which
+        its cleanup runs whole. The SDK cancels a request's scope again at every await until
+        it ends; a shield keeps that out, and the one cancel comes from the client's
+        ``notifications/cancelled`` (:meth:`cancelled`) or the end of the connection
+        (:meth:`end`)."""
+        task = asyncio.current_task()
+        assert task is not None
+        self.inflight[task] = _request_key(ctx.request_id)
+        try:
+            with anyio.CancelScope(shield=True):
+                return await call
+        except asyncio.CancelledError:
+            if task not in self.stopped:
+                raise
+            task.uncancel()  # ours, taken: the SDK drops what a cancelled request returns
+            raise SCodeError(ErrorKind.CANCELLED, "the call was cancelled") from None
+        finally:
+            self.inflight.pop(task, None)
+            self.stopped.discard(task)
+
+    async def cancelled(self, ctx: Any, params: types.CancelledNotificationParams) -> None:
+        """The client's ``notifications/cancelled`` (after the SDK's own handling of it)."""
+        key = _request_key(params.request_id)
+        for task, running in list(self.inflight.items()):
+            if running == key:
+                self._cancel(task)
+
+    def _cancel(self, task: asyncio.Task[Any]) -> None:
+        if self.inflight.pop(task, None) is not None:  # once
+            self.stopped.add(task)
+            task.cancel()
+
+    def end(self) -> None:
+        """The connection ends (its input ended, or what serves it was cancelled): each call
+        still running is cancelled, once."""
+        for task in list(self.inflight):
+            self._cancel(task)
 
     async def _list_changed(self, ctx: Any) -> None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -164,22 +223,29 @@ class Face:
 
     async def serve(self) -> None:
         """Serve one agent on this process's stdin and stdout."""
-        async with hardened_stdio() as streams:
+        async with hardened_stdio(on_end=self.end) as streams:
             await self.run(streams)
 
     async def serve_stream(
         self, read: Callable[[], Awaitable[bytes]], write: Callable[[bytes], Awaitable[None]]
     ) -> None:
         """Serve one agent on a byte stream (an attached agent's, in the editor's sidecar)."""
-        async with hardened_streams(read, write, LINK_LINE_BYTES) as streams:
+        async with hardened_streams(read, write, LINK_LINE_BYTES, on_end=self.end) as streams:
             await self.run(streams)
 
     async def run(self, streams: Any) -> None:
         options = self.server.create_initialization_options(NotificationOptions(tools_changed=True))
         options.capabilities.logging = types.LoggingCapability()
+        read, write = streams
+        serving = asyncio.ensure_future(self.server.run(read, write, options))
         try:
-            read, write = streams
-            await self.server.run(read, write, options)
+            await asyncio.shield(serving)
+        except asyncio.CancelledError:  # what serves it was cancelled: so are its calls, once
+            self.end()
+            serving.cancel()
+            with contextlib.suppress(BaseException):
+                await serving
+            raise
         finally:
             self.ledger.close()  # questions still out: denied, their calls end
 
@@ -209,6 +275,11 @@ async def _settled(
             return question.result()
         question.cancel()
     return None
+
+
+def _request_key(rid: Any) -> str:
+    """A request id as the SDK matches a cancel to its request (``1`` and ``"1"`` alike)."""
+    return str(rid)
 
 
 def _retrieved(work: asyncio.Future[Any]) -> None:

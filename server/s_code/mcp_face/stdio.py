@@ -15,10 +15,10 @@ nothing else in the process can write into the protocol stream.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import os
-import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -32,6 +32,8 @@ from mcp_types import (
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
+
+from s_code.mcp_face.fdio import Stream, blocking_io
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The largest message taken (the LSP face's ``MAX_BODY_BYTES``)."""
@@ -60,31 +62,27 @@ def _encode(item: SessionMessage) -> bytes:
 
 
 @contextlib.asynccontextmanager
-async def hardened_stdio(max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[Streams]:
+async def hardened_stdio(
+    max_bytes: int = MAX_LINE_BYTES, on_end: Callable[[], None] | None = None
+) -> AsyncIterator[Streams]:
     """The process's stdin and stdout, taken for the protocol while it serves."""
-    wire_in, wire_out = os.dup(0), os.dup(1)
+    stdin = Stream.take(0, write=False) or blocking_io(0, write=False)
+    stdout = Stream.take(1, write=True) or blocking_io(1, write=True)
     saved_in, saved_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     os.close(devnull)
-    os.set_blocking(wire_out, False)
-
-    async def write(data: bytes) -> None:
-        await write_all(wire_out, data)
-
     try:
-        async with hardened_streams(await fd_reader(wire_in), write, max_bytes) as streams:
+        async with hardened_streams(stdin.read, stdout.write, max_bytes, on_end) as streams:
             yield streams
     finally:
-        with contextlib.suppress(OSError):
-            os.close(wire_in)
+        stdin.close()
+        stdout.close()
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
         os.close(saved_in)
         os.close(saved_out)
-        with contextlib.suppress(OSError):
-            os.close(wire_out)
 
 
 @contextlib.asynccontextmanager
@@ -92,127 +90,152 @@ async def hardened_streams(
     read: Callable[[], Awaitable[bytes]],
     write: Callable[[bytes], Awaitable[None]],
     max_bytes: int = MAX_LINE_BYTES,
+    on_end: Callable[[], None] | None = None,
 ) -> AsyncIterator[Streams]:
     """The transport over any byte stream: ``read`` a chunk (b"" at the end), ``write`` all of
-    some bytes (stdio here; the agent link's socket in the editor's sidecar)."""
-    # buffered: a message passes without waiting for its reader to be scheduled
-    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](64)
-    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](64)
-    answers = write_send.clone()  # the reader answers bad lines on the same write path
+    some bytes (stdio here; the agent's own pipes or the agent link in the editor's sidecar).
 
-    async def error(rid: str | int | None, code: int, message: str) -> None:
+    No task of its own: the server's receive loop reads through :class:`Lines` and each reply
+    is written by the task that sends it (:class:`Replies`), so a message passes through no
+    queue and waits for no other task to be scheduled. ``on_end``: called when the input ends
+    (or its reading is cancelled, or the stream closed)."""
+    replies = Replies(write)
+    lines = Lines(read, replies, max_bytes, on_end)
+    try:
+        yield lines, replies
+    finally:
+        await lines.aclose()
+        await replies.aclose()
+
+
+class Replies(anyio.abc.ObjectSendStream[SessionMessage]):
+    """Messages written as lines, each in one piece (a lock keeps concurrent replies whole)."""
+
+    def __init__(self, write: Callable[[bytes], Awaitable[None]]) -> None:
+        self._write = write
+        self._lock = asyncio.Lock()
+        self._closed = False
+        self._broken = False
+
+    async def send(self, item: SessionMessage) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._broken:
+            raise anyio.BrokenResourceError
+        data = _encode(item) + b"\n"
+        async with self._lock:
+            try:
+                await self._write(data)
+            except OSError:  # the peer went away
+                self._broken = True
+                raise anyio.BrokenResourceError from None
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+
+class Lines(anyio.abc.ObjectReceiveStream[SessionMessage | Exception]):
+    """The messages of newline-delimited JSON, read as the server asks for them; a bad line is
+    answered here (on ``replies``) and never reaches the server."""
+
+    def __init__(
+        self,
+        read: Callable[[], Awaitable[bytes]],
+        replies: Replies,
+        max_bytes: int,
+        on_end: Callable[[], None] | None = None,
+    ) -> None:
+        self._read, self._replies, self._max = read, replies, max_bytes
+        self._on_end = on_end
+        self._lines: collections.deque[bytes | None] = collections.deque()  # None: too long
+        self._buf = bytearray()
+        self._skipping = False
+        self._ended = False
+        self._closed = False
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._lines:
+                message = await self._handle(self._lines.popleft())
+                if message is not None:
+                    return message
+                continue
+            if self._ended:
+                self._end()
+                raise anyio.EndOfStream
+            try:
+                chunk = await self._read()
+            except BaseException:
+                self._end()
+                raise
+            if chunk:
+                self._take(chunk)
+            else:
+                self._ended = True  # a last line without its newline is no message
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self._end()
+
+    def _end(self) -> None:
+        if self._on_end is not None:
+            self._on_end()
+
+    def _take(self, chunk: bytes) -> None:
+        """Complete lines out of ``chunk`` (a line over the limit: None, the rest skipped)."""
+        start = 0
+        while start < len(chunk):
+            nl = chunk.find(b"\n", start)
+            end = len(chunk) if nl < 0 else nl
+            if not self._skipping:
+                self._buf += chunk[start:end]
+                if len(self._buf) > self._max:
+                    self._buf.clear()
+                    self._skipping = True
+                    self._lines.append(None)
+            if nl < 0:
+                return
+            if not self._skipping:
+                self._lines.append(bytes(self._buf))
+            self._buf.clear()
+            self._skipping = False
+            start = nl + 1
+
+    async def _error(self, rid: str | int | None, code: int, message: str) -> None:
         reply = JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=message))
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await answers.send(SessionMessage(reply))
+            await self._replies.send(SessionMessage(reply))
 
-    async def handle(line: bytes) -> None:
+    async def _handle(self, line: bytes | None) -> SessionMessage | None:
+        """The message of ``line``, or None when there is none (a bad one is answered)."""
+        if line is None:
+            await self._error(None, INVALID_REQUEST, f"Message over {self._max} bytes")
+            return None
         if not line.strip():
-            return
+            return None
         try:
             obj = json.loads(line)
         except (ValueError, RecursionError):  # UnicodeDecodeError; nested deeper than we parse
-            await error(None, PARSE_ERROR, "Parse error")
-            return
+            await self._error(None, PARSE_ERROR, "Parse error")
+            return None
         if isinstance(obj, list):
-            await error(None, INVALID_REQUEST, "Batches are not supported")
-            return
+            await self._error(None, INVALID_REQUEST, "Batches are not supported")
+            return None
         if isinstance(obj, dict) and "method" in obj and "id" in obj and _request_id(obj) is None:
             # null, 1.5, true: not an MCP id, and the SDK would take the request for a
             # notification and never answer it
-            await error(None, INVALID_REQUEST, "Invalid request: the id is a string or an integer")
-            return
+            await self._error(
+                None, INVALID_REQUEST, "Invalid request: the id is a string or an integer"
+            )
+            return None
         try:
             message = jsonrpc_message_adapter.validate_python(obj, by_name=False)
         except (ValidationError, RecursionError):
             if isinstance(obj, dict) and "method" in obj and "id" in obj:
-                await error(_request_id(obj), INVALID_REQUEST, "Invalid request")
+                await self._error(_request_id(obj), INVALID_REQUEST, "Invalid request")
             elif not (isinstance(obj, dict) and ({"method", "result", "error"} & set(obj))):
-                await error(None, INVALID_REQUEST, "Invalid request")
-            return  # a malformed notification or response: nothing to answer
-        await read_send.send(SessionMessage(message))
-
-    async def reader() -> None:
-        """Lines as they arrive."""
-        buf, skipping = bytearray(), False
-        async with read_send:
-            while chunk := await read():
-                while chunk:
-                    nl = chunk.find(b"\n")
-                    part, chunk = (chunk, b"") if nl < 0 else (chunk[:nl], chunk[nl + 1 :])
-                    if not skipping:
-                        buf += part
-                        if len(buf) > max_bytes:
-                            buf.clear()
-                            skipping = True
-                            await error(None, INVALID_REQUEST, f"Message over {max_bytes} bytes")
-                    if nl >= 0:
-                        if not skipping:
-                            await handle(bytes(buf))
-                        buf.clear()
-                        skipping = False
-
-    written = anyio.Event()
-
-    async def writer() -> None:
-        """Each message in one write."""
-        try:
-            async with write_recv:
-                async for item in write_recv:
-                    await write(_encode(item) + b"\n")
-        except OSError:
-            pass  # the peer went away
-        finally:
-            written.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(reader)
-        tg.start_soon(writer)
-        try:
-            yield read_recv, write_send
-        finally:
-            answers.close()  # the server closed write_send: the writer drains and ends
-            with anyio.move_on_after(5, shield=True):
-                await written.wait()
-            tg.cancel_scope.cancel()  # the reader, when its stream is still open
-
-
-async def fd_reader(fd: int) -> Callable[[], Awaitable[bytes]]:
-    """A reader of ``fd``: the event loop's own for a pipe or a socket (no thread hop per
-    message), a worker thread's for anything else (a file, /dev/null: no epoll for those)."""
-    mode = os.fstat(fd).st_mode
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        os.set_blocking(fd, False)
-        loop = asyncio.get_running_loop()
-
-        async def from_loop() -> bytes:
-            while True:
-                try:
-                    return os.read(fd, 65536)
-                except BlockingIOError:
-                    ready = loop.create_future()
-                    loop.add_reader(fd, ready.set_result, None)
-                    try:
-                        await ready
-                    finally:
-                        loop.remove_reader(fd)
-
-        return from_loop
-
-    async def from_thread() -> bytes:
-        return await anyio.to_thread.run_sync(os.read, fd, 65536, abandon_on_cancel=True)
-
-    return from_thread
-
-
-async def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view) :]
-        except BlockingIOError:
-            ready = asyncio.get_running_loop().create_future()
-            asyncio.get_running_loop().add_writer(fd, ready.set_result, None)
-            try:
-                await ready
-            finally:
-                asyncio.get_running_loop().remove_writer(fd)
+                await self._error(None, INVALID_REQUEST, "Invalid request")
+            return None  # a malformed notification or response: nothing to answer
+        return SessionMessage(message)
