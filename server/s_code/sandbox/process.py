@@ -77,11 +77,12 @@ def _pump(
     try:
         while chunk := os.read(fd, 65536):
             loop.call_soon_threadsafe(queue.put_nowait, (name, chunk))
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: the loop closed (nobody reads any more)
         pass
     finally:
         os.close(fd)
-        loop.call_soon_threadsafe(queue.put_nowait, (name, None))
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(queue.put_nowait, (name, None))
 
 
 def kill_tree(proc: subprocess.Popen[bytes]) -> None:
