@@ -18,7 +18,7 @@ from harness import Result, median, scode_argv, server_env, started
 from s_code.protocol import methods
 
 FILES, EDITS, LINES = 32, 100, 400
-TARGET_BATCH = 1.3
+TARGET_BATCH = 1.2  # issue 32 (it had drifted to 1.3; the row measured 1.10x once)
 TARGET_SINGLE = float("inf")  # reported only: an edit is durable (two fsyncs), a read is not
 
 

@@ -12,7 +12,7 @@ from harness import Result, median, scode_argv, server_env, started
 from s_code.protocol import methods
 
 FILES = 5000
-TARGET = 1.35
+TARGET = 1.25  # issue 32 (it had drifted to 1.35)
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
     "GIT_AUTHOR_EMAIL": "bench@s-code.invalid",

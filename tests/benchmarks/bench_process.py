@@ -10,7 +10,7 @@ from harness import SERVERS, Result, median, rss_kib, server_env, started
 from s_code.protocol import methods
 
 START_TARGET = 1.12
-RSS_TARGET = 1.3
+RSS_TARGET = 1.2  # issue 32 (it had drifted to 1.3)
 
 
 def make_workspace(root: str) -> None:
