@@ -2,10 +2,12 @@
 
 A FIFO, a character device, a unix socket or a link to ``/proc`` put in the workspace, as a
 tool's path or where the repository keeps its own files (``.git``, ``commondir``, ``HEAD``,
-``.gitignore``, ``.git/info/exclude``...), must get a clear error (never ``internal``; never the ``timeout`` of a tool that waited on it),
-and the server must keep answering ``s-code/permissionMode/get`` while the call is in flight.
-No time bound is asserted: :data:`BOUND` is a safety deadline only a hang reaches, past git's own
-30 s timeout, so a call that waited for that timeout fails on its outcome, not on a clock. Every case goes through the real server (``s-code serve`` over stdio).
+``.gitignore``, ``.git/info/exclude``...), must get a clear error (never ``internal``, never
+the ``timeout`` of a tool that waited on it), and the server must keep answering
+``s-code/permissionMode/get`` while the call is in flight. No time bound is asserted:
+:data:`BOUND` is a safety deadline only a hang reaches, past git's own 30 s timeout, so a call
+that waited for that timeout fails on its outcome, not on a clock. Every case goes through the
+real server (``s-code serve`` over stdio).
 
 Positive controls show that each hazard is real: a plain ``open()`` of a FIFO, the blame
 pre-check as it was (``open_beneath`` without ``O_NONBLOCK``), plain git and plain ripgrep all
