@@ -18,6 +18,9 @@ import pytest
 from tests.agents import harness
 from tests.agents.scripted_model import CallTool, Final, ScriptedModel, Step
 
+# real agents' sessions, each bounded at harness.TIMEOUT (180 s), several to a test
+pytestmark = pytest.mark.timeout(900)
+
 PROBE = Path(__file__).resolve().parent / "probe_server.py"
 SERVER = "s-probe"  # a hyphen, as in "s-code": Codex renders it as an underscore
 TOOL = f"mcp__{SERVER}__echo"

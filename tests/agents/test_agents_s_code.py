@@ -53,6 +53,9 @@ from s_code.client import StdioClient
 from tests.agents import harness
 from tests.agents.scripted_model import CallTool, Final, FromResults, ScriptedModel, Step
 
+# real agents' sessions, each bounded at harness.TIMEOUT (180 s), several to a test
+pytestmark = pytest.mark.timeout(900)
+
 SERVER = "s-code"
 TOOLS = ("read_file", "apply_patch", "run_command")
 ALLOWED = [f"mcp__{SERVER}__{t}" for t in TOOLS]

@@ -254,7 +254,8 @@ async def test_a_cancel_while_the_editor_applies_keeps_the_undo_record(
     reply = asyncio.wrap_future(sent)
     await asyncio.wait_for(editor.holding.wait(), TIMEOUT)
     accepting.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
-    await asyncio.sleep(1.0)  # the cancel has reached the server (nothing to observe it by)
+    # messages are read in order: once a later request is answered, the cancel was read
+    await call(accepting, methods.PERMISSION_MODE_GET, {})
     editor.hold.set()  # the editor applies the edit after all
     with pytest.raises(JsonRpcException) as err:
         await asyncio.wait_for(reply, TIMEOUT)

@@ -163,11 +163,9 @@ def test_h3_the_agent_cannot_write_the_configuration(notes: Lab) -> None:
 def test_a_crash_mid_call_fails_fast_and_the_server_comes_back(notes: Lab) -> None:
     notes.start("workspace")
     approve(notes)
-    started = time.monotonic()
-    with pytest.raises(RpcError) as err:
+    with pytest.raises(RpcError) as err:  # fails fast: not the call's timeout, its own error
         notes.tool("crash", {})
     assert err.value.kind == "host_process_failed"
-    assert time.monotonic() - started < 5
     notes.wait_for(lambda e: e["state"] == "running" and e.get("tools"), timeout=30)
     assert notes.tool("read_note", {"name": "welcome"})["is_error"] is False
 
@@ -241,14 +239,14 @@ def test_h8_a_tool_that_appears_after_approval_is_hidden_until_approved(notes: L
 
 
 def test_a_slow_server_never_holds_up_other_tools(tmp_path: Path) -> None:
-    for notes in lab(tmp_path, env={"NOTES_SLOW_START": "4", "NOTES_API_KEY": "x"}):
+    env = {"NOTES_SLOW_START": "10", "NOTES_API_KEY": "x"}
+    for notes in lab(tmp_path, env=env, startupTimeoutSec=60):
         notes.start("workspace")
         notes.call(methods.HOST_PROCESSES_APPROVE, {"kind": "mcp", "name": "notes"})
-        started = time.monotonic()
+        # ordering, not timing: the listing is answered while the server is still starting
         notes.call(methods.LIST_FILES, {})
-        assert time.monotonic() - started < 1.0
         assert notes.entry()["state"] == "starting"
-        notes.wait_for(lambda e: e["state"] == "running" and e.get("tools"), timeout=30)
+        notes.wait_for(lambda e: e["state"] == "running" and e.get("tools"), timeout=60)
 
 
 def test_h6_nothing_outlives_the_session(notes: Lab) -> None:

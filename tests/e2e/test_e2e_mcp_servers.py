@@ -117,11 +117,12 @@ def test_a_cancelled_call_is_answered_and_the_server_stays(tmp_path: Path) -> No
         answer: queue.Queue[dict[str, object]] = queue.Queue()
         client._pending[rid] = answer  # the reply to the request sent below
         client.send_raw(data)
-        time.sleep(0.5)
-        started = time.monotonic()
+        # requests start in the order they come: once this one is answered, the call is under way
+        lab.call(methods.PERMISSION_MODE_GET)
+        assert answer.empty()  # the call sleeps 30 s: no answer yet
         client.notify("$/cancelRequest", {"id": rid})
-        reply = answer.get(timeout=10)
-        assert time.monotonic() - started < 5
+        # a cancel that is not honoured ends the call as a success, 30 s on: not "cancelled"
+        reply = answer.get(timeout=90)
         assert reply["error"]["data"]["kind"] == "cancelled"  # type: ignore[index]
         # the server is still there for the next call
         done = lab.tool("read_note", {"name": "welcome"})

@@ -243,8 +243,7 @@ def test_a_cap_on_live_terminals(lab: HostLab) -> None:
 def test_the_event_loop_stays_free_while_a_terminal_floods(lab: HostLab) -> None:
     lab.start()
     tid = start(lab, [PY, "-c", "import sys\nwhile True: sys.stdout.write('x' * 4096 + '\\n')"])
-    started = time.monotonic()
-    for _ in range(5):
+    for _ in range(5):  # answered while the flood goes on (it ends only when killed)
         lab.call(methods.PERMISSION_MODE_GET)
-    assert time.monotonic() - started < 3
+    assert lab.tool("terminal_list", {})["terminals"][0]["state"] == "running"
     assert lab.tool("terminal_kill", {"terminal_id": tid}, timeout=30)["gone"] is True

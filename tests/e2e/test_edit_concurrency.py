@@ -35,6 +35,7 @@ from s_code.state.store import Store
 from s_code.tools.builtin import default_registry
 from s_code.workspace.folders import Folders
 from s_code.workspace.writes import TEMP_MARK
+from tests.polling import until_async
 
 FILES = 8
 SIZE = 32 * 1024
@@ -304,8 +305,10 @@ async def test_a_batch_waiting_for_a_reservation_gives_up_in_time_or_on_cancel(
     assert refused.value.data["paths"] == [name(0)]
 
     monkeypatch.setattr(engine, "RESERVATION_WAIT", 30.0)
+    calls = _before_each_attempt(monkeypatch, lambda n: None)
     task = asyncio.ensure_future(apply_patch(session, parse_params(ApplyPatchArgs, raw)))
-    await asyncio.sleep(0.3)  # it is waiting for "other" now
+    # it is waiting for "other" now: a second attempt came after the first was refused
+    await until_async(lambda: len(calls) >= 2 or task.done(), what="a second attempt")
     assert not task.done()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -388,20 +391,24 @@ async def test_a_cancel_during_a_later_reservation_attempt_wins(
     journal, _, before, raw = _held_by_other(ws, session)
     in_second = threading.Event()
 
+    cancelled = threading.Event()
+
     def slow_second(n: int) -> None:
         if n == 2:  # the first attempt of the wait loop
             in_second.set()
-            threading.Event().wait(0.3)  # the cancel arrives meanwhile; the target is held
+            cancelled.wait(60)  # the cancel arrives meanwhile; the target is held
 
     calls = _before_each_attempt(monkeypatch, slow_second)
     monkeypatch.setattr(engine, "RESERVATION_WAIT", 5.0)
     task = asyncio.ensure_future(apply_patch(session, parse_params(ApplyPatchArgs, raw)))
     await _until(in_second)
     task.cancel()
-    await asyncio.sleep(0.5)
+    cancelled.set()
+    # the attempt under way ends (refused: "other" still holds the file), and the cancel wins
+    await until_async(task.done, what="the cancelled batch's end")
     journal.release("other")  # the other batch finishes
     with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(task, 5)
+        await task
     assert len(calls) == 2, "no attempt after the cancel"
     assert (ws / name(0)).read_bytes() == before, "a cancelled batch wrote the file"
     assert _reservations(session) == []

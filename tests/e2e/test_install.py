@@ -34,9 +34,13 @@ TOOLS = ("bwrap", "sh", "true", "sleep", "env", "git", "touch")
 COMPILERS = ("cc", "gcc", "clang", "tcc", "c99")
 PIPX = shutil.which("pipx", path=os.path.dirname(sys.executable)) or shutil.which("pipx")
 
-pytestmark = pytest.mark.skipif(
-    sys.platform != "linux" or shutil.which("bwrap") is None, reason="Linux and bubblewrap"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        sys.platform != "linux" or shutil.which("bwrap") is None, reason="Linux and bubblewrap"
+    ),
+    # builds and installs (pip, pipx), each step bounded at 600 s: past the suite's default
+    pytest.mark.timeout(1800),
+]
 
 
 def _source_hash() -> str:

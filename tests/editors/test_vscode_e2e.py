@@ -22,10 +22,14 @@ BIN = E2E / "node_modules" / ".bin"
 NODE24 = E2E / "node24" / "node_modules" / ".bin"  # code-server needs Node 24
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
-pytestmark = pytest.mark.skipif(
-    not (BIN / "code-server").exists() or not os.path.exists(CHROMIUM),
-    reason="code-server (npm ci in tests/editors/vscode_e2e) and chromium are needed",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not (BIN / "code-server").exists() or not os.path.exists(CHROMIUM),
+        reason="code-server (npm ci in tests/editors/vscode_e2e) and chromium are needed",
+    ),
+    # a build, an extension install and a browser session, each bounded at 300 s
+    pytest.mark.timeout(1800),
+]
 
 
 def _env() -> dict[str, str]:

@@ -33,8 +33,6 @@ from s_code.workspace.writes import TEMP_MARK
 
 FILES = 32
 SIZE = 256 * 1024
-BUDGET = 30.0  # seconds for the whole test
-MIN_KILLS = 4
 # (trigger, argument): "time" kills after that fraction of the calibrated batch duration;
 # "changed" after that many files were renamed into place (or rewritten); "temp" at the first
 # temp file.
@@ -223,7 +221,6 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
 
 
 def test_f16_sigkill_mid_batch_old_or_new_never_partial(lab: Lab) -> None:
-    began = time.monotonic()
     current = {name(i): content("original", i) for i in range(FILES)}
     for n, data in current.items():
         (lab.dir / n).write_bytes(data)
@@ -242,9 +239,7 @@ def test_f16_sigkill_mid_batch_old_or_new_never_partial(lab: Lab) -> None:
     log: list[tuple[str, float, float, int, int]] = []
     kills: list[Killed] = []
     previous: Killed | None = None
-    for k, (trigger, arg) in enumerate(KILLS):
-        if len(kills) >= MIN_KILLS and time.monotonic() - began > BUDGET - 3 * (span + 2):
-            break
+    for k, (trigger, arg) in enumerate(KILLS):  # every kill, however long it takes
         client = lab.start()  # its initialize runs crash recovery
         if previous is not None:
             assert_recovered(lab, previous)
@@ -280,9 +275,8 @@ def test_f16_sigkill_mid_batch_old_or_new_never_partial(lab: Lab) -> None:
     finally:
         client.close()
 
-    assert len(kills) >= MIN_KILLS, log
+    assert len(kills) == len(KILLS), log
     # The kills really landed mid-batch: some batch was cut with files on both sides, and some
     # kill left a temp file behind for the restart to clean.
     assert any(0 < len(k.renamed) < FILES for k in kills), log
     assert any(k.temps_left for k in kills), log
-    assert time.monotonic() - began < BUDGET + 15, log

@@ -20,7 +20,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
-import time
+import threading
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -1262,8 +1262,15 @@ async def test_cancellation_stops_between_commits_and_keeps_the_journal_true(
 
     def cancel_now() -> None:
         assert task is not None
-        loop.call_soon_threadsafe(task.cancel)
-        time.sleep(0.2)  # the cancellation reaches the loop while b.txt is still in hand
+        reached = threading.Event()
+
+        def cancel() -> None:
+            task.cancel()
+            reached.set()
+
+        loop.call_soon_threadsafe(cancel)
+        # the cancellation reaches the loop while b.txt is still in hand
+        assert reached.wait(60), "the loop never ran the cancel"
 
     calls = _change_before_write(monkeypatch, "b.txt", cancel_now)
     s = env.session()

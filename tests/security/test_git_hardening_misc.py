@@ -157,9 +157,7 @@ def test_g20_lazy_fetch_through_an_ext_url(tmp_path: Path, marker: Marker) -> No
 def test_a_plain_partial_clone_never_fetches(tmp_path: Path) -> None:
     """No command-running keys: served, but no transport is allowed, so nothing is fetched."""
     client = _partial_clone(tmp_path)
-    started = time.monotonic()
     result = call(session(client), "git_show")
-    assert time.monotonic() - started < 20
     assert isinstance(result, SCodeError) or result["commit"]["subject"] == "second"
     missing = git(client, "rev-list", "--objects", "--missing=print", "HEAD").stdout
     assert b"?" in missing  # the blobs are still missing: the sidecar fetched nothing
@@ -288,9 +286,8 @@ def test_g30_config_rewritten_between_preflight_and_spawn(tmp_path: Path, marker
 
     writer = threading.Thread(target=flip, daemon=True)
     writer.start()
-    started = time.monotonic()
     try:
-        asyncio.run(asyncio.wait_for(calls(), 90))
+        asyncio.run(asyncio.wait_for(calls(), 300))  # a safety deadline: only a hang reaches it
     finally:
         stop.set()
         writer.join()
@@ -298,7 +295,6 @@ def test_g30_config_rewritten_between_preflight_and_spawn(tmp_path: Path, marker
     assert served + refused == 1000 and flips > 100
     assert refused > 0  # the guard saw the fsmonitor config in some windows
     assert not marker.fired(), f"{served} served, {refused} refused, marker written"
-    assert time.monotonic() - started < 90
 
 
 # -- defence in depth: the guard bypassed, the runner alone ---------------------------------------

@@ -2,9 +2,12 @@
 
 A FIFO, a character device, a unix socket or a link to ``/proc`` put in the workspace, as a
 tool's path or where the repository keeps its own files (``.git``, ``commondir``, ``HEAD``,
-``.gitignore``, ``.git/info/exclude``...), must get a clear error (never ``internal``) within
-:data:`BOUND` seconds, and the server must keep answering ``s-code/permissionMode/get`` while the
-call is in flight. Every case goes through the real server (``s-code serve`` over stdio).
+``.gitignore``, ``.git/info/exclude``...), must get a clear error (never ``internal``, never
+the ``timeout`` of a tool that waited on it), and the server must keep answering
+``s-code/permissionMode/get`` while the call is in flight. No time bound is asserted:
+:data:`BOUND` is a safety deadline only a hang reaches, past git's own 30 s timeout, so a call
+that waited for that timeout fails on its outcome, not on a clock. Every case goes through the
+real server (``s-code serve`` over stdio).
 
 Positive controls show that each hazard is real: a plain ``open()`` of a FIFO, the blame
 pre-check as it was (``open_beneath`` without ``O_NONBLOCK``), plain git and plain ripgrep all
@@ -41,10 +44,11 @@ from s_code.workspace.folders import Folders
 from s_code.workspace.openat2 import open_beneath
 from s_code.workspace.root import WorkspaceRoot
 
-BOUND = 5.0
-"""Seconds a tool has to answer (git's own timeout is 30 s: a case that waits for it fails)."""
-PING_BOUND = 3.0
-"""Seconds ``permissionMode/get`` has to answer while a tool call is in flight."""
+BOUND = 60.0
+"""Seconds before a call that never answers fails the test (a hang, not slowness: git's own
+timeout is 30 s, and a case that waited for it answers with the wrong outcome)."""
+PING_BOUND = BOUND
+"""The same for ``permissionMode/get`` while a tool call is in flight."""
 HAZARDS = ("fifo", "zero", "null", "socket")
 
 CONFIG = ClientServerConfig(
@@ -393,8 +397,7 @@ async def test_a_nested_fifo_ignore_file_is_cancellable(
     os.mkfifo(ws / "sub" / ".gitignore")
     params = {"pattern": "needle"} if method == methods.SEARCH_TEXT else {}
     reply = asyncio.wrap_future(client.protocol.send_request(method, params, msg_id="slow"))
-    await asyncio.sleep(0.5)
-    await ping(client)
+    await ping(client)  # requests start in order: answered, the call is under way (and blocked)
     assert not reply.done()
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow"))
     with pytest.raises(JsonRpcException) as err:
@@ -475,7 +478,7 @@ def test_control_the_old_blame_precheck_blocks_and_the_root_no_longer_does(
             with root.opened(parts):
                 pass
 
-        assert not blocks(now, 5.0)
+        assert not blocks(now, BOUND)  # it ends at all (a blocked open never would)
     finally:
         release(fifo)
         root.close()

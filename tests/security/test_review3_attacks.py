@@ -307,13 +307,11 @@ def test_a5_a_fifo_and_link_loops_in_a_scope_never_hang_a_call(tmp_path: Path) -
         (made.ws / "hooks" / "a").symlink_to("b")
         (made.ws / "hooks" / "b").symlink_to("a")
         (site / "loop").symlink_to(site)
-        started = time.monotonic()
         with pytest.raises(RpcError) as err:  # the scope changed: pending, answered at once
             made.call(methods.LIST_FILES, {}, timeout=20)
         assert err.value.kind == "host_process_untrusted"
         made.approve_hooks()  # approved as it now is: it runs, nothing blocks on the FIFO
-        made.call(methods.LIST_FILES, {}, timeout=20)
-        assert time.monotonic() - started < 20
+        made.call(methods.LIST_FILES, {}, timeout=20)  # answered: nothing blocked on the FIFO
         # positive control: opening the FIFO the way a careless walk would does block
         fd = os.open(made.ws / "hooks" / "pipe", os.O_RDONLY | os.O_NONBLOCK)
         os.close(fd)

@@ -152,24 +152,37 @@ def test_a_cut_output_decides_only_where_the_decision_is_whole(
     ],
 )
 def test_matchers_are_tool_name_patterns_that_cannot_backtrack_for_long(
-    matcher: str, allowed: bool
+    matcher: str, allowed: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import time
+    """A refused matcher is never handed to the regex engine (it covers every tool); an allowed
+    one is. Counted, not timed: the engine's calls are recorded."""
+    import re
+    import types
+
+    from s_code.hooks import config
+
+    ran: list[tuple[str, str]] = []
+
+    def fullmatch(pattern: str, text: str) -> None:  # recorded, not run
+        ran.append((pattern, text))
 
     data = json.dumps(
         {"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": [{"command": "x"}]}]}}
     )
     (found,) = parse_hooks(data.encode(), "user", "hooks.json")
     assert (found.problem is None) is allowed, found.problem
-    t0 = time.perf_counter()
-    found.covers("a" * 40 + "_tool_with_a_long_name")
-    assert time.perf_counter() - t0 < 0.05  # a refused matcher is never run: it covers all
-    if matcher == "(a+)+b":  # positive control: run, the pattern backtracks (doubling per a)
-        import re
-
-        t0 = time.perf_counter()
-        re.fullmatch(matcher, "a" * 22)
-        assert time.perf_counter() - t0 > 0.05
+    monkeypatch.setattr(config, "re", types.SimpleNamespace(fullmatch=fullmatch, error=re.error))
+    name = "a" * 40 + "_tool_with_a_long_name"
+    covered = found.covers(name)
+    if allowed:
+        assert ran == [(matcher, name)]  # an allowed matcher is what decides
+    else:
+        assert covered and ran == []  # a refused matcher is never run: it covers all
+        # positive control: without the check the same matcher reaches the engine (where
+        # "(a+)+b" on 22 a's backtracks ~2^22 times)
+        monkeypatch.setattr(config, "simple_matcher", lambda m: True)
+        found.covers(name)
+        assert ran == [(matcher, name)]
 
 
 def test_head_and_tail_cursors() -> None:
@@ -310,22 +323,34 @@ def test_a_credential_in_an_argument_is_refused_and_one_in_env_is_bound(tmp_path
     assert other.hash != in_env.hash  # the env as written is bound
 
 
-def test_a_shell_line_too_long_to_read_is_said_so_and_costs_little(tmp_path: Path) -> None:
-    import time
+def test_a_shell_line_too_long_to_read_is_said_so_and_costs_little(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past 64 KiB a shell line is not lexed at all (shlex is quadratic: a 2 MB line took
+    minutes): counted, not timed."""
+    import shlex
+    import types
 
-    started = time.monotonic()
-    entry = canonical(
-        "hook",
-        "h",
-        "workspace",
-        "hooks.json",
-        ("sh", "-c", "(" * 2_000_000),
-        str(tmp_path),
-        (),
-        "/",
-    )
-    assert time.monotonic() - started < 2  # a quadratic split took minutes
-    assert any("was not read for what it runs" in note for note in entry.notes)
+    from s_code.hostproc import entry
+
+    lexed: list[int] = []
+
+    def lexer(line: str, *args: object, **kwargs: object) -> shlex.shlex:
+        lexed.append(len(line))
+        return shlex.shlex(line, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(entry, "shlex", types.SimpleNamespace(shlex=lexer))
+
+    def hook(line: str) -> entry.Canonical:
+        argv = ("sh", "-c", line)
+        return canonical("hook", "h", "workspace", "hooks.json", argv, str(tmp_path), (), "/")
+
+    too_long = hook("(" * 2_000_000)
+    assert any("was not read for what it runs" in note for note in too_long.notes)
+    assert lexed == []
+    # positive control: a line within the bound is lexed, and read for what it runs
+    assert any("runs what its Makefile says" in note for note in hook("make build").notes)
+    assert lexed == [len("make build")]
 
 
 def test_host_path_drops_every_entry_the_agent_could_write(tmp_path: Path) -> None:
