@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 VSCODE := editors/vscode
 VSCODE_STAMP := $(VSCODE)/node_modules/.installed
 
-.PHONY: setup-demo setup-test demo test lint format bench docs clean vsix lock oracle agents dist
+.PHONY: setup-demo setup-test demo test check lint format bench docs clean vsix lock oracle agents dist
 
 # What the system must have (Debian packages: Python's venv, bubblewrap, a C compiler, and for the
 # tests Node, a keyring, Chromium, Emacs ...): installed when missing, a line each saying why.
@@ -84,6 +84,12 @@ agents: $(AGENTS_STAMP)
 test: setup-test lint $(VSCODE_STAMP) $(E2E_STAMP) $(ORACLE_STAMP) $(EVERYTHING_STAMP) \
 		$(AGENTS_STAMP)
 	$(VENV)/bin/pytest -q
+
+# The fast loop: lint, then every test that needs no real editor, no browser and no
+# network-shaped fixture (tests/conftest.py marks those by where they live). `make test` is the
+# whole suite, as CI runs it.
+check: setup-test lint
+	$(VENV)/bin/pytest -q -m "not editor and not browser and not network"
 
 vsix: $(VSCODE_STAMP)
 	cd $(VSCODE) && npm run -s package
