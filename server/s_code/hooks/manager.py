@@ -381,6 +381,8 @@ class Hooks:
 
     async def before(self, tool: str, args: Any) -> str | None:
         """PreToolUse: raises when a hook blocks (or cannot run); the reasons when one asks."""
+        if self._seen is not None and not self.entries and self._fingerprint() == self._seen:
+            return None  # no hooks, and no configuration came: nothing runs, nothing to settle
         async with self._settled():
             await self.refresh(if_changed=True)
             if not self.entries:
