@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.polling import until_async
 from tests.security.sandbox_support import Box, box
 from tests.security.test_git_support import GIT, Marker, git, make_repo
 
@@ -209,7 +210,15 @@ def test_s18_git_tools_wait_for_a_running_command(box: Box, tmp_path: Path) -> N
         started = asyncio.Event()
         running = asyncio.ensure_future(execute(box.session, proj, 30, lambda s, t: started.set()))
         await asyncio.wait_for(started.wait(), 20)  # the command is running (its first output)
-        await asyncio.sleep(0.3)  # the filter is in place (tier 2)
+        config = box.workspace / ".git" / "config"
+        await until_async(  # the filter is in place (its definition only in tier 2: tier 1
+            # keeps .git read-only, so the attribute names a filter git does not have)
+            lambda: (
+                (box.workspace / ".gitattributes").exists()
+                and (box.tier == 1 or b'[filter "ev"]' in config.read_bytes())
+            ),
+            what="the command's .gitattributes and filter config",
+        )
         try:
             diff: object = await call(box.session, "git_diff", {})
         except SCodeError as err:

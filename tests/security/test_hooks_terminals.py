@@ -57,7 +57,9 @@ def test_h1_a_cloned_repository_s_hooks_never_run_before_approval(lab: HostLab) 
         }
     )
     lab.start()
-    time.sleep(1.5)  # the session opened, host processes were read
+    # the session opened and its host processes were read (listing them reads them, and runs
+    # the session's SessionStart hooks that are trusted, once, if the session had not yet)
+    until(lambda: lab.entries("hook"), what="the session's hooks, read")
     for method, params in ((methods.LIST_FILES, {}), (methods.READ_FILE, {"path": "src/app.py"})):
         with pytest.raises(RpcError) as err:
             lab.call(method, params)

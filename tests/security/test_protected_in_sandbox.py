@@ -7,10 +7,12 @@ import os
 import signal
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
-from tests.security.sandbox_support import Box, box
+from tests.polling import until
+from tests.security.sandbox_support import Box, alive, box
 
 from s_code.client import StdioClient
 from s_code.protocol import methods
@@ -83,9 +85,10 @@ def test_s23_a_killed_sidecar_s_command_is_undone_at_the_next_start(
     )
     if tier == 2:
         env["S_CODE_SANDBOX_DISABLE"] = "bwrap"
+    tag = f"{60 + (uuid.uuid4().int % 1000) / 1000:.3f}"  # a sleep argument of its own
     script = (
         "printf '\\tfsmonitor = /tmp/pwn\\n' >> .git/config 2>/dev/null; "
-        "touch .git/hooks/post-index-change 2>/dev/null; touch started; sleep 60"
+        f"touch .git/hooks/post-index-change 2>/dev/null; touch started; sleep {tag}"
     )
     client = StdioClient([sys.executable, "-m", "s_code", "serve"], env=env)
     client.initialize(str(ws), options={"permissionMode": "workspace"})
@@ -96,9 +99,12 @@ def test_s23_a_killed_sidecar_s_command_is_undone_at_the_next_start(
     while not (ws / "started").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert (ws / "started").exists(), "the command did not start"
+    assert alive(tag), "the command's processes are not to be found"
     client.proc.send_signal(signal.SIGKILL)  # the sidecar dies mid-command
     client.proc.wait()
-    time.sleep(0.3)  # the sandbox dies with it (parent-death signal, --die-with-parent)
+    # the sandbox dies with it (parent-death signal, --die-with-parent): no process is left
+    # whose command line holds the tag (the sandbox, the shell, its sleep)
+    until(lambda: not alive(tag), what="the end of the killed sidecar's command")
     if tier == 2:  # positive control: the damage is on disk after the kill
         assert "fsmonitor" in config.read_text()
         assert (ws / ".git" / "hooks" / "post-index-change").exists()

@@ -28,7 +28,8 @@ from typing import Any
 
 import pytest
 from tests.e2e.mcp_face_support import RawPeer, server_argv, server_env
-from tests.security.sandbox_support import available_tiers, tier_env
+from tests.polling import until
+from tests.security.sandbox_support import alive, available_tiers, tier_env
 
 from s_code.client import StdioClient
 from s_code.protocol.framing import frame, read_framed
@@ -459,12 +460,14 @@ def test_an_agent_cannot_cancel_another_s_call(editor: Editor) -> None:
     """Request ids are per connection: B's cancel of A's id cancels only B's own (nothing)."""
     editor.answers.extend(["Approve once", "Approve once"])
     with linked(editor, "A") as a, linked(editor, "B") as b:
-        args = {"command": ["sh", "-c", "sleep 2; echo finished"]}
+        tag = f"{2 + (uuid.uuid4().int % 1000) / 1000:.3f}"  # a sleep argument of its own
+        args = {"command": ["sh", "-c", f"sleep {tag}; echo finished"]}
         rid = a.start("tools/call", {"name": "run_command", "arguments": args})
         deadline = time.monotonic() + DEADLINE_S
         while len(editor.prompts) < 1:  # A's call is running (it asked, was approved)
             assert time.monotonic() < deadline
             time.sleep(0.05)
+        until(lambda: alive(f"sleep\0{tag}"), what="A's command, running")
         b.notify("notifications/cancelled", {"requestId": rid, "reason": "B says so"})
         done = a.reply(rid)["result"]
         assert not done["isError"] and "finished" in done["structuredContent"]["output"]
@@ -473,7 +476,7 @@ def test_an_agent_cannot_cancel_another_s_call(editor: Editor) -> None:
         while len(editor.prompts) < 2:
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        time.sleep(0.3)
+        until(lambda: alive(f"sleep\0{tag}"), what="A's command, running")
         a.notify("notifications/cancelled", {"requestId": rid, "reason": "mine"})
         b.request("ping", {})
         a.sock.settimeout(6)  # a cancelled request gets no reply (or an error): never "finished"

@@ -10,7 +10,8 @@ import contextlib
 import shutil
 from pathlib import Path
 
-from tests.security.sandbox_support import Box, box, reached
+from tests.polling import until, until_async
+from tests.security.sandbox_support import Box, alive, box, reached
 from tests.security.sandbox_support import lowered as _lowered
 from tests.security.test_git_support import Marker, git, make_repo
 
@@ -150,7 +151,8 @@ def test_r2_the_cross_process_lock_is_per_primary_folder_not_per_repository(
     async def race() -> int:
         proj = project(box.session, ["sh", "-c", script, "sh", ".clean", ".evil"], None, False)
         running = asyncio.ensure_future(execute(box.session, proj, 30, lambda s, t: None))
-        await asyncio.sleep(0.5)
+        attributes = box.workspace / ".gitattributes"  # its first act, then it swaps
+        await until_async(attributes.exists, what="the command's .gitattributes")
         calls = 0
         while not running.done() and not marker.fired():
             calls += 1
@@ -660,7 +662,12 @@ def test_r2b_the_cli_sandbox_takes_no_cross_process_lock(tmp_path: Path, monkeyp
     )
     editor = open_session([(str(ws), None)], store=True)
     assert editor.lock._dir is not None  # the editor's sidecar does take the lock file
-    time.sleep(1.5)  # the CLI command is running
+    # the CLI command is running (its first act is the attribute; then it swaps)
+    until(
+        lambda: (ws / ".gitattributes").exists() or cli.poll() is not None,
+        what="the CLI command's .gitattributes",
+    )
+    assert cli.poll() is None, cli.stderr.read() if cli.stderr else cli.returncode
 
     async def diffs() -> None:
         deadline = time.monotonic() + 3
@@ -683,14 +690,13 @@ def test_r12_tier2_reads_other_processes_command_lines(box: Box) -> None:
     (``mysql -p…``, ``curl -H 'Authorization: …'`` in the user's terminal, a token passed as an
     argument to a dev server) is readable from the sandbox."""
     import subprocess
-    import time
     import uuid
 
     from s_code.sandbox.profile import not_prevented
 
     secret = f"hunter2-{uuid.uuid4().hex}"
     host = subprocess.Popen(["python3", "-c", "import time; time.sleep(30)", secret])
-    time.sleep(0.3)
+    until(lambda: host.pid in alive(secret), what="the host process with the secret argv")
     try:
         outcome, _ = box.sh(f"cat /proc/{host.pid}/cmdline | tr '\\0' ' '")
     finally:
@@ -731,9 +737,13 @@ def test_r13_tier2_the_users_own_git_runs_the_config_while_the_command_runs(
     )
 
     def editor() -> None:  # the editor's SCM view, refreshing on the change it saw
-        import time
-
-        time.sleep(1.5)
+        until(
+            lambda: (
+                "fsmonitor" in (box.workspace / ".git" / "config").read_text()
+                and "edit" in (box.workspace / "a.txt").read_text()
+            ),
+            what="the planted config and the edit",
+        )
         git(box.workspace, "status", "--short", check=False)
 
     t = threading.Thread(target=editor)

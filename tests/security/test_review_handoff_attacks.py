@@ -16,21 +16,26 @@ pidfd).
 
 from __future__ import annotations
 
+import array
 import contextlib
 import ctypes
+import fcntl
 import json
 import os
 import select
 import socket
 import subprocess
 import sys
+import termios
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.security.sandbox_support import available_tiers, tier_env
+from tests.polling import until
+from tests.security.sandbox_support import alive, available_tiers, tier_env
 from tests.security.test_agent_handoff import (
     HELLO,
     agents,
@@ -62,6 +67,36 @@ def wait_for(check: Any, timeout: float = DEADLINE_S, what: str = "the state") -
     while not check():
         assert time.monotonic() < deadline, f"{what} never came"
         time.sleep(0.05)
+
+
+def unread(fd: int) -> int:
+    """The bytes written to a pipe or socket and not read from it yet (by anyone holding it)."""
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return count[0]
+
+
+def full(fd: int) -> bool:
+    """Is the pipe whose read end we hold as ``fd`` full: room for less than one atomic write
+    (``PIPE_BUF``) left, so a writer's next line waits?"""
+    return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) - unread(fd) < select.PIPE_BUF
+
+
+def closed(sock: socket.socket) -> bool:
+    """Has the sidecar closed its end of our link connection?"""
+    if not select.select([sock], [], [], 0)[0]:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except ConnectionResetError:
+        return True
+
+
+def dealt_with(editor: Editor, sock: socket.socket, stdin: int | None = None) -> bool:
+    """Has the sidecar dealt with the descriptors handed over ``sock``: it closed the connection
+    (it took none), or it serves an agent and has read what was written to its stdin (``stdin``:
+    our copy of the read end it got)?"""
+    return closed(sock) or (bool(agents(editor)) and (stdin is None or unread(stdin) == 0))
 
 
 def sidecar_fds(editor: Editor) -> dict[str, str]:
@@ -168,7 +203,7 @@ def test_a_peer_clearing_o_nonblock_on_stdout_cannot_block_the_event_loop(
         os.set_blocking(pipes.out_w, True)
         ping = b"".join(line({"jsonrpc": "2.0", "id": i, "method": "ping"}) for i in range(3000))
         os.write(pipes.in_w, ping)  # ~200 KiB of answers for a 64 KiB pipe nobody reads
-        time.sleep(1)
+        until(lambda: full(pipes.out_r), what="the agent's stdout, full")  # the next write waits
         assert answers(editor, timeout=5), "the sidecar's event loop waits in a write to our pipe"
     finally:
         os.set_blocking(pipes.out_r, False)
@@ -401,10 +436,11 @@ def test_a_socket_in_an_odd_state_neither_blocks_nor_spins_the_sidecar(
     odd = SOCKETS[kind]()
     try:
         fds = [odd.fileno(), pipes.out_w] if side == "stdin" else [pipes.in_r, odd.fileno()]
-        with hand(editor, fds):
+        with hand(editor, fds) as sock:
             if side == "stdout":
                 os.write(pipes.in_w, line(HELLO))  # answers to a socket that takes none
-            time.sleep(0.5)
+            stdin = pipes.in_r if side == "stdout" else None
+            until(lambda: dealt_with(editor, sock, stdin), what="the handoff taken")
             assert answers(editor)
             used = spins(editor, 1.5)
             assert used < 0.3, f"the sidecar spins ({used:.0%} of a core)"
@@ -543,9 +579,9 @@ def test_one_pipe_for_both_ends_neither_loops_nor_spins(editor: Editor) -> None:
     """stdout is the write end of stdin's own pipe: the sidecar reads what it writes."""
     r, w = os.pipe()
     try:
-        with hand(editor, [r, w]):
+        with hand(editor, [r, w]) as sock:
             os.write(w, line(HELLO) + b"not json\n")
-            time.sleep(0.5)
+            until(lambda: dealt_with(editor, sock, r), what="the handoff taken, its input read")
             assert answers(editor)
             used = spins(editor, 1.5)
             assert used < 0.3, f"the sidecar talks to itself ({used:.0%} of a core)"
@@ -617,14 +653,15 @@ def test_a_command_run_for_a_handed_agent_holds_none_of_its_pipes(
         assert "serverInfo" in pipes.initialize()["result"]
         os.write(pipes.in_w, line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         marker = f"ran-{os.getpid()}"
-        script = f"echo {marker}; ls -l /proc/self/fd/; sleep 3"
+        tag = f"{3 + (uuid.uuid4().int % 1000) / 1000:.3f}"  # a sleep argument of its own
+        script = f"echo {marker}; ls -l /proc/self/fd/; sleep {tag}"
         call = {"name": "run_command", "arguments": {"command": ["sh", "-c", script]}}
         os.write(
             pipes.in_w, line({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
         )
         sidecar = editor.client.proc.pid
         wait_for(lambda: len(editor.prompts) == 1, what="the command's prompt")
-        time.sleep(1)  # the command runs (sleep 3)
+        until(lambda: alive(f"sleep\0{tag}"), what="the command's sleep")  # the command runs
         # positive control: the sidecar itself holds the pipes
         others = {pid for ino in ours for pid in holders(ino)} - {sidecar, os.getpid()}
         assert all(sidecar in holders(ino) for ino in ours)
@@ -653,7 +690,7 @@ def test_an_agent_that_never_reads_its_stdout_stalls_neither_the_editor_nor_othe
             except BlockingIOError:
                 blocked = True
                 time.sleep(0.01)
-        time.sleep(1)
+        until(lambda: full(pipes.out_r), what="the agent's stdout, full")
         assert select.select([pipes.out_r], [], [], 0)[0]  # control: its stdout is full
         assert blocked, "the sidecar took requests without bound while its answers waited"
         assert answers(editor), "the editor waits on an agent that does not read"

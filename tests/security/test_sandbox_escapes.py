@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from tests.polling import until
 from tests.security.sandbox_support import PY, Box, alive, box
 
 __all__ = ["box"]
@@ -214,12 +215,12 @@ def test_s12_setsid_survivor_is_killed(box: Box) -> None:
     script = f"(setsid sleep {marker} &); (nohup sleep {marker} >/dev/null 2>&1 &); echo started"
     outcome, _ = box.sh(script)
     assert "started" in outcome.output
-    time.sleep(0.2)
-    assert alive(f"sleep\0{marker}") == []
+    # no process of the command is left: neither a sleep nor a shell about to start one
+    until(lambda: alive(marker) == [], what="the end of the command's survivors")
     quiet = f"(setsid sleep {marker} </dev/null >/dev/null 2>&1 &); echo started"
     box.unconfined(["sh", "-c", quiet])
-    time.sleep(0.2)
-    survivors = alive(f"sleep\0{marker}")
+    # (the shell has returned; its detached sleep may not have started yet)
+    survivors = until(lambda: alive(f"sleep\0{marker}"), what="the unconfined survivor")
     try:
         assert survivors  # positive control: without the sandbox they outlive the command
     finally:
