@@ -123,6 +123,9 @@ def _survivor_of_a_terminal(lab: HostLab, marker: str, clear_env: bool = False) 
     line = f"({env}setsid {PY} -c '{SLEEPER}' {split} &); exec sleep 600"
     lab.tool("terminal_start", {"command": ["sh", "-c", line]})
     (grandchild,) = lab.wait(lambda: alive(marker))
+    # the same pid runs env and setsid before the sleeper: wait for the sleeper itself (its
+    # environment is the one the sleeper was started with)
+    lab.wait(lambda: _cmdline(int(grandchild)).split(b"\0")[0] == PY.encode())
     lab.wait(lambda: b"s-code-launch" in _cmdline(int(_stat(grandchild)[1])))
     return int(grandchild)
 
