@@ -229,9 +229,10 @@ class AgentHub:
         agent closes its stdin, or its ``s-code mcp`` ends: the process (its pidfd), or the
         connection (what it handed over cannot keep the agent here once it is gone)."""
         stdin, stdout = streams
-        pidfd = peer_pidfd(agent.writer.get_extra_info("socket"))
+        pidfd: int | None = None
         waits: list[asyncio.Future[Any]] = []
         try:
+            pidfd = peer_pidfd(agent.writer.get_extra_info("socket"))
             server = await asyncio.to_thread(importlib.import_module, "s_code.mcp_face.server")
             from s_code.mcp_face.in_session import SessionBackend
 

@@ -125,14 +125,14 @@ async def until_ready(fd: int, *, writing: bool = False) -> None:
         (loop.remove_writer if writing else loop.remove_reader)(fd)
 
 
-def blocking_io(fd: int, *, write: bool) -> Stream:
+def blocking_io(fd: int) -> Stream:
     """A stream over what :meth:`Stream.take` refuses (a file, a terminal, /dev/null): each read
     or write in a worker thread, so that it blocks no event loop."""
-    return _Threaded(fd, write)
+    return _Threaded(fd)
 
 
 class _Threaded(Stream):
-    def __init__(self, fd: int, write: bool) -> None:
+    def __init__(self, fd: int) -> None:
         super().__init__(os.dup(fd), None)
 
     async def read(self) -> bytes:

@@ -66,8 +66,8 @@ async def hardened_stdio(
     max_bytes: int = MAX_LINE_BYTES, on_end: Callable[[], None] | None = None
 ) -> AsyncIterator[Streams]:
     """The process's stdin and stdout, taken for the protocol while it serves."""
-    stdin = Stream.take(0, write=False) or blocking_io(0, write=False)
-    stdout = Stream.take(1, write=True) or blocking_io(1, write=True)
+    stdin = Stream.take(0, write=False) or blocking_io(0)
+    stdout = Stream.take(1, write=True) or blocking_io(1)
     saved_in, saved_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
